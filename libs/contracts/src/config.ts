@@ -1,0 +1,43 @@
+import { z } from 'zod';
+
+const int = (d: number) => z.coerce.number().int().nonnegative().default(d);
+
+/** Configuration shared by every service (DESIGN.md §10), read from the environment once at start. */
+export const configSchema = z.object({
+  NODE_ENV: z.string().default('development'),
+  NATS_URL: z.string().default('nats://127.0.0.1:4222'),
+  /** Namespaces streams, subjects and buckets; tests use a unique one each. */
+  NATS_PREFIX: z.string().default(''),
+  DATABASE_URL: z.string().default('postgres://postgres@127.0.0.1:5432/handplane'),
+  FOREGROUND_WINDOW_MS: int(60_000),
+  TASK_DEADLINE_MS: int(3_600_000),
+  TASK_DEADLINE_MAX_MS: int(24 * 3_600_000),
+  STOP_GRACE_MS: int(10_000),
+  RUNNER_LOST_AFTER_MS: int(30_000),
+  SSE_HEARTBEAT_MS: int(15_000),
+  GATEWAY_PORT: int(8080),
+  RUNTIME_PORT: int(8081),
+  COORDINATOR_PORT: int(8082),
+  INGESTOR_PORT: int(8083),
+  RUNNER_HTTP_PORT: int(8084),
+  RUNNER_PORT: int(50051),
+  RUNNER_HOST: z.string().default('127.0.0.1'),
+  RUNNER_ID: z.string().default(''),
+  RUNNER_DATA_DIR: z.string().default('.data/runner'),
+  MODEL_PROVIDER: z.enum(['scripted', 'openai']).default('scripted'),
+  JWT_SECRET: z.string().default('dev-secret-change-me'),
+  JWKS_URL: z.string().default(''),
+  LOG_LEVEL: z.string().default('info'),
+  /** Replicas of each stream (3 on a clustered JetStream). */
+  STREAM_REPLICAS: int(1),
+});
+export type Config = z.infer<typeof configSchema>;
+
+/** Parses the environment; a bad value stops the service with a clear message. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = configSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new Error(`invalid configuration: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import type { ConversationEvent } from '@handplane/domain';
+import { eventSchema, type DistributiveOmit } from './envelope';
+
+const todo = z.object({
+  id: z.string(),
+  content: z.string(),
+  status: z.enum(['pending', 'in_progress', 'completed']),
+  taskIds: z.array(z.string()),
+});
+const nullableInt = z.number().int().nullable();
+const n = z.number().int().nonnegative();
+
+/** Events of the conversation (`conv.<conversationId>` in CONV); their types are the SSE event names. */
+export const conversationEventSchema = z.discriminatedUnion('type', [
+  eventSchema('conversation.created', 1, z.object({ conversationId: z.string(), tenant: z.string(), title: z.string(), createdBy: z.string() })),
+  eventSchema('member.added', 1, z.object({ conversationId: z.string(), userId: z.string(), addedBy: z.string() })),
+  eventSchema('message.user', 1, z.object({ messageId: z.string(), userId: z.string(), text: z.string(), clientMessageId: z.string().optional() })),
+  eventSchema(
+    'run.started',
+    1,
+    z.object({ runId: z.string(), userId: z.string(), trigger: z.enum(['message', 'task_event']), taskId: z.string().optional(), messageId: z.string().optional() }),
+  ),
+  eventSchema('run.finished', 1, z.object({ runId: z.string(), outcome: z.enum(['completed', 'waiting', 'stopped', 'failed']), detail: z.string().optional() })),
+  eventSchema('assistant.message', 1, z.object({ runId: z.string(), text: z.string() })),
+  eventSchema('tool.called', 1, z.object({ runId: z.string(), callId: z.string(), name: z.string(), args: z.unknown() })),
+  eventSchema('tool.result', 1, z.object({ runId: z.string(), callId: z.string(), name: z.string(), ok: z.boolean(), result: z.unknown() })),
+  eventSchema('todos.updated', 1, z.object({ runId: z.string().optional(), todos: z.array(todo), waitForTasks: z.array(z.string()) })),
+  eventSchema('wait.declared', 1, z.object({ runId: z.string(), taskIds: z.array(z.string()) })),
+  eventSchema('wait.invalidated', 1, z.object({ reason: z.string() })),
+  eventSchema('guard.rejected', 1, z.object({ runId: z.string().optional(), rule: z.string(), detail: z.string() })),
+  eventSchema('command.output', 1, z.object({ taskId: z.string(), commandId: z.string(), offset: n, text: z.string(), bytes: n })),
+  eventSchema(
+    'task.started',
+    1,
+    z.object({ taskId: z.string(), commandId: z.string(), attempt: n, runnerId: z.string(), userId: z.string(), command: z.string() }),
+  ),
+  eventSchema('task.backgrounded', 1, z.object({ taskId: z.string(), commandId: z.string() })),
+  eventSchema('task.stopping', 1, z.object({ taskId: z.string(), commandId: z.string(), reason: z.string() })),
+  eventSchema(
+    'task.finished',
+    1,
+    z.object({ taskId: z.string(), commandId: z.string(), status: z.string(), exitCode: nullableInt, signal: z.string().nullable() }),
+  ),
+  eventSchema('task.result', 1, z.object({ taskId: z.string(), commandId: z.string(), resultState: z.string(), outputBytes: n })),
+  eventSchema(
+    'task.internal_event',
+    1,
+    z.object({
+      taskId: z.string(),
+      commandId: z.string(),
+      attempt: n,
+      userId: z.string(),
+      origin: z.enum(['user', 'agent']),
+      runId: z.string().optional(),
+      status: z.string(),
+      exitCode: nullableInt,
+      signal: z.string().nullable(),
+      resultState: z.string(),
+      outputBytes: n,
+    }),
+  ),
+]);
+
+// Compile-time proof that every wire event is a domain event.
+const agrees = (e: DistributiveOmit<z.infer<typeof conversationEventSchema>, 'v'>): ConversationEvent => e;
+void agrees;

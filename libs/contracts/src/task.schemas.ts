@@ -1,0 +1,99 @@
+import { z } from 'zod';
+import type { SandboxCommandEvent, TaskEvent } from '@handplane/domain';
+import { eventSchema, type DistributiveOmit } from './envelope';
+
+const terminal = z.enum(['succeeded', 'failed', 'cancelled', 'timed_out', 'lost']);
+const nonNegInt = z.number().int().nonnegative();
+
+/** Events of the task aggregate (`task.<taskId>` in TASKS). */
+export const taskEventSchema = z.discriminatedUnion('type', [
+  eventSchema(
+    'TaskRegistered',
+    1,
+    z.object({
+      taskId: z.string(),
+      commandId: z.string(),
+      conversationId: z.string(),
+      tenant: z.string(),
+      userId: z.string(),
+      origin: z.enum(['user', 'agent']),
+      runId: z.string().optional(),
+      command: z.string(),
+      cwd: z.string(),
+      env: z.record(z.string(), z.string()),
+      epoch: nonNegInt,
+      attempt: nonNegInt,
+      foregroundWindowMs: nonNegInt,
+      timeoutMs: nonNegInt,
+      registeredAt: z.string(),
+    }),
+  ),
+  eventSchema('TaskStarted', 1, z.object({ taskId: z.string(), commandId: z.string(), attempt: nonNegInt, runnerId: z.string(), startedAt: z.string() })),
+  eventSchema('TaskStartFailed', 1, z.object({ taskId: z.string(), commandId: z.string(), attempt: nonNegInt, reason: z.string(), failedAt: z.string() })),
+  eventSchema('TaskBackgrounded', 1, z.object({ taskId: z.string(), commandId: z.string(), attempt: nonNegInt, backgroundedAt: z.string() })),
+  eventSchema(
+    'TaskStopRequested',
+    1,
+    z.object({
+      taskId: z.string(),
+      commandId: z.string(),
+      attempt: nonNegInt,
+      epoch: nonNegInt,
+      reason: z.enum(['user', 'deadline', 'stop_all', 'policy']),
+      requestedBy: z.string(),
+      requestedAt: z.string(),
+    }),
+  ),
+  eventSchema(
+    'TaskFinished',
+    1,
+    z.object({
+      taskId: z.string(),
+      commandId: z.string(),
+      attempt: nonNegInt,
+      status: terminal,
+      exitCode: z.number().int().nullable(),
+      signal: z.string().nullable(),
+      resultState: z.enum(['readable', 'unavailable']),
+      outputBytes: nonNegInt,
+      finishedAt: z.string(),
+    }),
+  ),
+]);
+
+/** Events of the SandboxCommand aggregate (`cmd.<commandId>` in TASKS). */
+export const sandboxCommandEventSchema = z.discriminatedUnion('type', [
+  eventSchema(
+    'CommandExited',
+    1,
+    z.object({
+      commandId: z.string(),
+      taskId: z.string(),
+      attempt: nonNegInt,
+      runnerId: z.string(),
+      exitCode: z.number().int().nullable(),
+      signal: z.string().nullable(),
+      endOffset: nonNegInt,
+      startedAt: z.string(),
+      finishedAt: z.string(),
+      reason: z.string(),
+    }),
+  ),
+  eventSchema('CommandResultReadable', 1, z.object({ commandId: z.string(), taskId: z.string(), attempt: nonNegInt, outputBytes: nonNegInt })),
+  eventSchema(
+    'CommandResultUnavailable',
+    1,
+    z.object({ commandId: z.string(), taskId: z.string(), attempt: nonNegInt, durableBytes: nonNegInt, reason: z.string() }),
+  ),
+  eventSchema(
+    'CommandResultDelivered',
+    1,
+    z.object({ commandId: z.string(), taskId: z.string(), attempt: nonNegInt, deliveredTo: z.enum(['agent', 'user']) }),
+  ),
+]);
+
+// Compile-time proof that every wire event is a domain event.
+const taskAgrees = (e: DistributiveOmit<z.infer<typeof taskEventSchema>, 'v'>): TaskEvent => e;
+const cmdAgrees = (e: DistributiveOmit<z.infer<typeof sandboxCommandEventSchema>, 'v'>): SandboxCommandEvent => e;
+void taskAgrees;
+void cmdAgrees;

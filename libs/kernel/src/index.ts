@@ -1,0 +1,7 @@
+export { DomainError, NotFound, IllegalState, Conflict, ValidationError, Unavailable, Unauthorized, Forbidden, isDomainError } from './errors';
+export type { DomainErrorCode } from './errors';
+export { assertNever } from './assert';
+export { FixedClock } from './clock';
+export type { Clock } from './clock';
+export { fold } from './message';
+export type { Message, Metadata, Decider } from './message';

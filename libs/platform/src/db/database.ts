@@ -1,0 +1,72 @@
+import { Client, Pool, type PoolClient } from 'pg';
+import { DataSource } from 'typeorm';
+import { Unavailable } from '@handplane/kernel';
+import { Initial1764450000001 } from './migrations/0001-initial';
+
+/** Every migration, in order. Never `synchronize`. */
+export const MIGRATIONS = [Initial1764450000001];
+
+/** Creates the database named in `url` when it does not exist. */
+export async function ensureDatabase(url: string): Promise<void> {
+  const u = new URL(url);
+  const name = decodeURIComponent(u.pathname.slice(1));
+  if (!/^[A-Za-z0-9_]+$/.test(name)) throw new Error(`unsupported database name ${JSON.stringify(name)}`);
+  u.pathname = '/postgres';
+  const c = new Client({ connectionString: u.toString() });
+  c.on('error', () => undefined);
+  await c.connect();
+  try {
+    const r = await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (r.rowCount === 0) await c.query(`CREATE DATABASE "${name}"`).catch((e) => {
+      if (!/already exists/.test(String(e))) throw e;
+    });
+  } finally {
+    await c.end();
+  }
+}
+
+/** Runs pending migrations under an advisory lock, so services starting together do not race. */
+export async function migrate(url: string): Promise<string[]> {
+  await ensureDatabase(url);
+  const ds = new DataSource({ type: 'postgres', url, migrations: MIGRATIONS, migrationsTableName: 'migrations', logging: false });
+  await ds.initialize();
+  try {
+    await ds.query('SELECT pg_advisory_lock(884422)');
+    try {
+      const done = await ds.runMigrations({ transaction: 'each' });
+      return done.map((m) => m.name);
+    } finally {
+      await ds.query('SELECT pg_advisory_unlock(884422)');
+    }
+  } finally {
+    await ds.destroy();
+  }
+}
+
+/** A pool whose idle-client errors are logged instead of crashing the process. */
+export function createPool(url: string, max = 10, onError: (e: Error) => void = () => undefined): Pool {
+  const pool = new Pool({ connectionString: url, max, idleTimeoutMillis: 30_000 });
+  pool.on('error', onError);
+  return pool;
+}
+
+/** Runs `fn` in a transaction; rolls back on any error. */
+export async function inTransaction<T>(pool: Pool, fn: (c: PoolClient) => Promise<T>): Promise<T> {
+  let c: PoolClient;
+  try {
+    c = await pool.connect();
+  } catch (cause) {
+    throw new Unavailable('cannot reach Postgres', { cause });
+  }
+  try {
+    await c.query('BEGIN');
+    const out = await fn(c);
+    await c.query('COMMIT');
+    return out;
+  } catch (e) {
+    await c.query('ROLLBACK').catch(() => undefined);
+    throw e;
+  } finally {
+    c.release();
+  }
+}

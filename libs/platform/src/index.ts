@@ -1,0 +1,18 @@
+export { createLogger } from './logger';
+export type { Logger } from './logger';
+export { connectNats } from './nats/connect';
+export type { Nats } from './nats/connect';
+export { ensureStreams, deleteStreams, streamConfigs } from './nats/streams';
+export { EventStore, handleCommand } from './nats/event-store';
+export type { StoredEvent, AppendOptions, JsMsg } from './nats/event-store';
+export { runDurableConsumer } from './nats/durable-consumer';
+export type { DurableConsumerOptions, RunningConsumer } from './nats/durable-consumer';
+export { serveRpc, callRpc, rpcError } from './nats/rpc';
+export { RunnerRegistry, runnerRecordSchema } from './nats/runner-registry';
+export type { RunnerRecord } from './nats/runner-registry';
+export { RunnerClients, unary, deadline, isLoopback, clientCredentials, GRPC_KEEPALIVE } from './grpc/runner-client';
+export { MIGRATIONS, migrate, ensureDatabase, createPool, inTransaction } from './db/database';
+export { HealthModule, HealthController, READINESS_CHECKS } from './http/health';
+export type { ReadinessCheck } from './http/health';
+export { natsCheck, postgresCheck, runnerCheck } from './checks';
+export { startHttpApp, listeningPort, PinoNestLogger } from './http/bootstrap';

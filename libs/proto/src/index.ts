@@ -1,0 +1,25 @@
+/** Generated runner protocol (ts-proto, grpc-js). Regenerate with `npm run proto`; never edit gen/. */
+export {
+  Generation,
+  ExecRequest,
+  ExecResponse,
+  SignalKind,
+  SignalRequest,
+  SignalOutcome,
+  SignalResponse,
+  ReadLogRequest,
+  OutputStream,
+  OutputChunk,
+  ExitRecord,
+  LogRecord,
+  AckRequest,
+  AckResponse,
+  StatusRequest,
+  CommandState,
+  CommandStatus,
+  ListRequest,
+  ListResponse,
+  RunnerService,
+  RunnerClient,
+} from './gen/handplane/runner/v1/runner';
+export type { RunnerServer } from './gen/handplane/runner/v1/runner';
