@@ -16,3 +16,5 @@ export { HealthModule, HealthController, READINESS_CHECKS } from './http/health'
 export type { ReadinessCheck } from './http/health';
 export { natsCheck, postgresCheck, runnerCheck } from './checks';
 export { startHttpApp, listeningPort, PinoNestLogger } from './http/bootstrap';
+export { runProjector, waitForProjection, projectorPosition } from './db/projector';
+export type { Projection, RunningProjector } from './db/projector';
