@@ -13,7 +13,7 @@ const swc = [
   },
 ];
 const moduleNameMapper = { '^@handplane/(.*)$': '<rootDir>/libs/$1/src/index.ts' };
-const common = { transform: { '^.+\\.ts$': swc }, moduleNameMapper, testEnvironment: 'node', roots: ['<rootDir>/libs', '<rootDir>/services', '<rootDir>/e2e'] };
+const common = { transform: { '^.+\\.ts$': swc }, moduleNameMapper, testEnvironment: 'node', roots: ['<rootDir>/libs', '<rootDir>/services', '<rootDir>/e2e', '<rootDir>/tools'] };
 
 module.exports = {
   projects: [

@@ -8,7 +8,7 @@ import { join, relative } from 'node:path';
 const root = new URL('..', import.meta.url).pathname;
 const protoc = join(root, 'node_modules', '.bin', 'protoc');
 const plugin = join(root, 'node_modules', '.bin', 'protoc-gen-ts_proto');
-const out = join(root, 'libs/proto/src/gen');
+const out = process.env.PROTO_OUT ?? join(root, 'libs/proto/src/gen');
 const protoRoot = join(root, 'proto');
 
 const files = [];

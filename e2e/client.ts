@@ -1,0 +1,77 @@
+/** A tiny API client and SSE reader for the e2e tests (what any HTTP client would do). */
+export interface SseEvent {
+  id: number;
+  event: string;
+  data: Record<string, unknown>;
+}
+
+export class Api {
+  constructor(private readonly baseUrl: string, private readonly token: string) {}
+
+  async call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: any; headers: Headers }> {
+    const r = await fetch(`${this.baseUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${this.token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const text = await r.text();
+    let json: unknown = null;
+    try {
+      json = text ? JSON.parse(text) : null;
+    } catch {
+      json = text;
+    }
+    return { status: r.status, json, headers: r.headers };
+  }
+
+  /** Reads all output of a task from offset 0, following X-Next-Offset. */
+  async output(taskId: string): Promise<{ bytes: Buffer; headers: Headers }> {
+    const parts: Buffer[] = [];
+    let offset = 0;
+    for (;;) {
+      const r = await fetch(`${this.baseUrl}/v1/tasks/${taskId}/output?offset=${offset}`, { headers: { authorization: `Bearer ${this.token}` } });
+      if (r.status !== 200) throw new Error(`output answered ${r.status}: ${await r.text()}`);
+      const b = Buffer.from(await r.arrayBuffer());
+      parts.push(b);
+      const next = Number(r.headers.get('x-next-offset'));
+      if (b.length === 0 || next === offset) return { bytes: Buffer.concat(parts), headers: r.headers };
+      offset = next;
+    }
+  }
+
+  /** Follows the conversation's SSE stream, collecting events until `close()`. */
+  events(conversationId: string, after?: number): { events: SseEvent[]; close: () => void; done: Promise<void> } {
+    const events: SseEvent[] = [];
+    const ac = new AbortController();
+    const done = (async () => {
+      const r = await fetch(`${this.baseUrl}/v1/conversations/${conversationId}/events${after !== undefined ? `?after=${after}` : ''}`, {
+        headers: { authorization: `Bearer ${this.token}`, accept: 'text/event-stream' },
+        signal: ac.signal,
+      });
+      if (r.status !== 200 || !r.body) throw new Error(`SSE answered ${r.status}`);
+      const reader = r.body.getReader();
+      const dec = new TextDecoder();
+      let buf = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        buf += dec.decode(value, { stream: true });
+        let i;
+        while ((i = buf.indexOf('\n\n')) >= 0) {
+          const block = buf.slice(0, i);
+          buf = buf.slice(i + 2);
+          const ev: Partial<SseEvent> = {};
+          for (const line of block.split('\n')) {
+            if (line.startsWith('id: ')) ev.id = Number(line.slice(4));
+            else if (line.startsWith('event: ')) ev.event = line.slice(7);
+            else if (line.startsWith('data: ')) ev.data = JSON.parse(line.slice(6));
+          }
+          if (ev.event) events.push(ev as SseEvent);
+        }
+      }
+    })().catch((e) => {
+      if ((e as Error).name !== 'AbortError') throw e;
+    });
+    return { events, close: () => ac.abort(), done };
+  }
+}

@@ -1,0 +1,99 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SignJWT } from 'jose';
+import { topology } from '@handplane/contracts';
+import { connectNats, deleteStreams } from '@handplane/platform';
+import { freshDatabase, NATS_URL, uniquePrefix, waitFor } from '@handplane/testing';
+
+const ROOT = join(__dirname, '..');
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** The whole system, started with `scripts/up.mjs` as a user starts it, isolated by prefix and database. */
+export interface Stack {
+  readonly baseUrl: string;
+  readonly prefix: string;
+  readonly databaseUrl: string;
+  readonly logs: string[];
+  token(userId: string, tenant: string): Promise<string>;
+  stop(): Promise<void>;
+}
+
+export async function startStack(env: Record<string, string> = {}): Promise<Stack> {
+  const prefix = uniquePrefix('e2e');
+  const db = await freshDatabase('e2e');
+  const dataDir = mkdtempSync(join(tmpdir(), 'hp-e2e-runner-'));
+  const ports = { GATEWAY_PORT: await freePort(), RUNTIME_PORT: await freePort(), COORDINATOR_PORT: await freePort(), INGESTOR_PORT: await freePort(), RUNNER_HTTP_PORT: await freePort(), RUNNER_PORT: await freePort() };
+  const secret = 'e2e-secret';
+  const childEnv = {
+    ...process.env,
+    NATS_URL,
+    NATS_PREFIX: prefix,
+    DATABASE_URL: db.url,
+    RUNNER_DATA_DIR: dataDir,
+    JWT_SECRET: secret,
+    LOG_LEVEL: 'warn',
+    ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+    ...env,
+  };
+  const logs: string[] = [];
+  const child: ChildProcess = spawn(process.execPath, [join(ROOT, 'scripts', 'up.mjs'), '--no-install', '--no-build'], { env: childEnv, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  for (const s of [child.stdout!, child.stderr!]) s.on('data', (d: Buffer) => logs.push(...d.toString().split('\n').filter(Boolean)));
+  let exited = false;
+  child.on('exit', () => (exited = true));
+  const baseUrl = `http://127.0.0.1:${ports.GATEWAY_PORT}`;
+  const stop = async () => {
+    if (!exited) {
+      child.kill('SIGTERM');
+      await waitFor(() => exited, 20_000, 'the stack to stop').catch(() => {
+        try {
+          process.kill(-child.pid!, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
+      });
+    }
+    const nats = await connectNats(NATS_URL, 'e2e-cleanup');
+    await deleteStreams(nats.jsm, topology(prefix));
+    await nats.jsm.streams.delete(`KV_${topology(prefix).runnersBucket}`).catch(() => undefined);
+    await nats.nc.drain();
+    await db.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    await waitFor(
+      async () => {
+        if (exited) throw new Error(`the stack exited:\n${logs.slice(-40).join('\n')}`);
+        const r = await fetch(`${baseUrl}/readyz`).catch(() => null);
+        return r?.status === 200;
+      },
+      60_000,
+      'the gateway to be ready',
+      200,
+    );
+  } catch (e) {
+    await stop();
+    throw new Error(`${(e as Error).message}\n--- stack logs ---\n${logs.slice(-60).join('\n')}`);
+  }
+  return {
+    baseUrl,
+    prefix,
+    databaseUrl: db.url,
+    logs,
+    token: (userId, tenant) =>
+      new SignJWT({ tenant }).setProtectedHeader({ alg: 'HS256' }).setSubject(userId).setIssuedAt().setExpirationTime('1h').sign(new TextEncoder().encode(secret)),
+    stop,
+  };
+}
