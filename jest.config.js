@@ -16,9 +16,11 @@ const moduleNameMapper = { '^@handplane/(.*)$': '<rootDir>/libs/$1/src/index.ts'
 const common = { transform: { '^.+\\.ts$': swc }, moduleNameMapper, testEnvironment: 'node', roots: ['<rootDir>/libs', '<rootDir>/services', '<rootDir>/e2e', '<rootDir>/tools'] };
 
 module.exports = {
+  // testTimeout is a global option in Jest 30 (ignored inside projects): integration and e2e need time.
+  testTimeout: 120_000,
   projects: [
     { ...common, displayName: 'unit', testMatch: ['**/*.spec.ts'], testPathIgnorePatterns: ['\\.int\\.spec\\.ts$', '\\.e2e\\.spec\\.ts$', '/node_modules/', '/dist/'] },
-    { ...common, displayName: 'int', testMatch: ['**/*.int.spec.ts'], globalSetup: '<rootDir>/jest.global-setup.js', testTimeout: 60_000 },
-    { ...common, displayName: 'e2e', testMatch: ['**/*.e2e.spec.ts'], globalSetup: '<rootDir>/jest.global-setup.js', testTimeout: 180_000 },
+    { ...common, displayName: 'int', testMatch: ['**/*.int.spec.ts'], globalSetup: '<rootDir>/jest.global-setup.js' },
+    { ...common, displayName: 'e2e', testMatch: ['**/*.e2e.spec.ts'], globalSetup: '<rootDir>/jest.global-setup.js' },
   ],
 };

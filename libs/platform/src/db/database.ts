@@ -2,9 +2,10 @@ import { Client, Pool, type PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
 import { Unavailable } from '@handplane/kernel';
 import { Initial1764450000001 } from './migrations/0001-initial';
+import { TaskCoordinatorWindows1764450000210 } from './migrations/0002-task-coordinator-windows';
 
 /** Every migration, in order. Never `synchronize`. */
-export const MIGRATIONS = [Initial1764450000001];
+export const MIGRATIONS = [Initial1764450000001, TaskCoordinatorWindows1764450000210];
 
 /** Creates the database named in `url` when it does not exist. */
 export async function ensureDatabase(url: string): Promise<void> {

@@ -63,13 +63,13 @@ export async function runDurableConsumer(nats: Nats, o: DurableConsumerOptions):
     } catch (e) {
       if (e instanceof MalformedEvent || (isDomainError(e) && !e.retryable)) {
         o.logger.error({ err: e, subject: m.subject, seq: m.seq }, 'message rejected for good; terminating it');
-        m.term(String((e as Error).message).slice(0, 200));
+        m.term(); // no reason text: servers before 2.10 ignore '+TERM <reason>'
         return;
       }
       const deliveries = m.info.deliveryCount;
       if (deliveries >= maxDeliver) {
         o.logger.error({ err: e, subject: m.subject, seq: m.seq, deliveries }, 'message failed on its last delivery; terminating it');
-        m.term('max deliveries');
+        m.term();
         return;
       }
       const delay = Math.min(30_000, 200 * 2 ** Math.min(deliveries, 8));
