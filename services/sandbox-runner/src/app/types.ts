@@ -1,0 +1,85 @@
+/** Which pipe a piece of output came from. */
+export type StreamName = 'stdout' | 'stderr';
+
+/** (epoch, attempt): the fence every Exec and Signal carries (DESIGN.md §6). */
+export interface Generation {
+  readonly epoch: number;
+  readonly attempt: number;
+}
+
+export function sameGeneration(a: Generation, b: Generation): boolean {
+  return a.epoch === b.epoch && a.attempt === b.attempt;
+}
+
+/** What `meta.json` holds. Never the environment: env values may be secrets. */
+export interface CommandMeta {
+  readonly v: 1;
+  readonly commandId: string;
+  readonly taskId: string;
+  readonly conversationId: string;
+  readonly tenant: string;
+  readonly generation: Generation;
+  readonly command: string;
+  readonly cwd: string;
+  readonly startedAtMs: number;
+  /** Process (and process group) id of `bash -c`; null until spawned or when the spawn failed. */
+  pid: number | null;
+  /** Identity of that process (host boot id + start time in clock ticks), so a later boot can tell a reused pid apart. */
+  processIdentity: ProcessIdentity | null;
+  /** The runner boot that spawned it: a command from another boot is not ours any more. */
+  readonly runnerBootId: string;
+  /** Committed cursor: bytes below it are durable upstream. */
+  ackedOffset: number;
+}
+
+export interface ProcessIdentity {
+  readonly hostBootId: string;
+  readonly startTicks: string;
+}
+
+/** The exit record (`exit.json`), written only once every byte of output is on disk. */
+export interface ExitInfo {
+  /** Set when the process exited by itself. */
+  readonly exitCode: number | null;
+  /** Signal name when a signal ended it, '' otherwise. */
+  readonly signal: string;
+  /** Total bytes of output. */
+  readonly endOffset: number;
+  readonly startedAtMs: number;
+  readonly finishedAtMs: number;
+  /** Why it ended when the runner ended it ('' when it ended by itself). */
+  readonly reason: string;
+}
+
+export type CommandState = 'running' | 'stopping' | 'exited';
+
+/** A command as Status and List report it. */
+export interface CommandView {
+  readonly commandId: string;
+  readonly taskId: string;
+  readonly conversationId: string;
+  readonly generation: Generation;
+  readonly state: CommandState;
+  readonly startedAtMs: number;
+  readonly outputBytes: number;
+  readonly ackedOffset: number;
+  readonly exit: ExitInfo | null;
+}
+
+/** One item of ReadLog: a chunk of a single stream at an exact offset, or the final exit record. */
+export type LogItem = { readonly type: 'chunk'; readonly offset: number; readonly stream: StreamName; readonly data: Buffer } | { readonly type: 'exit'; readonly exit: ExitInfo };
+
+/** A validated Exec request. */
+export interface ExecInput {
+  readonly commandId: string;
+  readonly taskId: string;
+  readonly conversationId: string;
+  readonly tenant: string;
+  readonly generation: Generation;
+  readonly command: string;
+  readonly cwd: string;
+  readonly env: Readonly<Record<string, string>>;
+  readonly timeoutMs: number;
+}
+
+export type SignalKind = 'stop' | 'kill';

@@ -1,0 +1,135 @@
+import { createHash } from 'node:crypto';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ServiceError } from '@grpc/grpc-js';
+import { loadConfig } from '@handplane/contracts';
+import { createLogger, deadline, RunnerClients, unary } from '@handplane/platform';
+import type { AckRequest, CommandStatus, ExecRequest, ExecResponse, ExitRecord, LogRecord, OutputChunk, ReadLogRequest, RunnerClient, SignalRequest, SignalResponse } from '@handplane/proto';
+import { SignalKind } from '@handplane/proto';
+import { NATS_URL, type testNats, waitFor } from '@handplane/testing';
+import { startRunner, type RunnerOverrides, type RunningRunner } from './service';
+
+/** Test support for the runner's int specs (excluded from the build). */
+
+export type TestNats = Awaited<ReturnType<typeof testNats>>;
+
+export async function tempDataDir(): Promise<{ dir: string; remove: () => Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'hp-runner-'));
+  return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** Starts a runner in-process on free ports with its own data dir, and a real gRPC client to it. */
+export async function startTestRunner(env: TestNats, dataDir: string, vars: Record<string, string> = {}, overrides: RunnerOverrides = {}) {
+  const config = loadConfig({ NATS_URL, NATS_PREFIX: env.prefix, RUNNER_HOST: '127.0.0.1', RUNNER_PORT: '0', RUNNER_HTTP_PORT: '0', STOP_GRACE_MS: '300', ...vars });
+  const runner: RunningRunner = await startRunner(config, { dataDir, env: vars, logger: createLogger('sandbox-runner-test', process.env.TEST_LOG_LEVEL ?? 'error'), ...overrides });
+  const clients = new RunnerClients();
+  const client = clients.get(`127.0.0.1:${runner.grpcPort}`);
+  return {
+    runner,
+    client,
+    async stop() {
+      clients.close();
+      await runner.stop();
+    },
+  };
+}
+
+let seq = 0;
+/** A fresh command id per call (ids are one attempt each). */
+export function newId(label = 'c'): string {
+  seq += 1;
+  return `${label}-${process.pid}-${Date.now().toString(36)}-${seq}`;
+}
+
+export function execRequest(command: string, over: Partial<ExecRequest> = {}): ExecRequest {
+  return { commandId: newId(), taskId: newId('t'), conversationId: 'conv-1', tenant: 'acme', generation: { epoch: 1, attempt: 1 }, command, cwd: '', env: {}, timeoutMs: 0, ...over };
+}
+
+export const exec = (c: RunnerClient, req: ExecRequest) => unary<ExecRequest, ExecResponse>(c.exec.bind(c), req);
+export const status = (c: RunnerClient, commandId: string) => unary<{ commandId: string }, CommandStatus>(c.status.bind(c), { commandId });
+export const ack = (c: RunnerClient, commandId: string, offset: number) => unary<AckRequest, { ackedOffset: number }>(c.ack.bind(c), { commandId, offset });
+export const signal = (c: RunnerClient, req: Partial<SignalRequest> & { commandId: string }) =>
+  unary<SignalRequest, SignalResponse>(c.signal.bind(c), { taskId: '', generation: { epoch: 1, attempt: 1 }, kind: SignalKind.SIGNAL_KIND_STOP, graceMs: 0, reason: 'test', ...req });
+
+export interface ReadResult {
+  readonly records: LogRecord[];
+  readonly chunks: OutputChunk[];
+  readonly exit: ExitRecord | undefined;
+  readonly bytes: Buffer;
+}
+
+/** Reads a log to its end; checks that offsets are contiguous and the exit record (if any) is last. */
+export function readLog(c: RunnerClient, req: Partial<ReadLogRequest> & { commandId: string }, timeoutMs = 30_000): Promise<ReadResult> {
+  return new Promise((resolve, reject) => {
+    const records: LogRecord[] = [];
+    const call = c.readLog({ fromOffset: 0, follow: false, maxChunkBytes: 0, ...req }, { deadline: deadline(timeoutMs) });
+    call.on('data', (r: LogRecord) => records.push(r));
+    call.on('error', reject);
+    call.on('end', () => {
+      const chunks = records.flatMap((r) => (r.record?.$case === 'chunk' ? [r.record.value] : []));
+      const exits = records.flatMap((r, i) => (r.record?.$case === 'exit' ? [{ i, exit: r.record.value }] : []));
+      if (exits.length > 1 || (exits.length === 1 && exits[0].i !== records.length - 1)) return reject(new Error('exit record is not the single last record'));
+      let expected = req.fromOffset ?? 0;
+      for (const ch of chunks) {
+        if (ch.offset !== expected) return reject(new Error(`chunk at ${ch.offset}, expected ${expected}`));
+        expected += ch.data.length;
+      }
+      resolve({ records, chunks, exit: exits[0]?.exit, bytes: Buffer.concat(chunks.map((ch) => ch.data)) });
+    });
+  });
+}
+
+/** Waits for the exit record through a following ReadLog. */
+export async function waitExit(c: RunnerClient, commandId: string, timeoutMs = 30_000): Promise<ReadResult & { exit: ExitRecord }> {
+  const r = await readLog(c, { commandId, follow: true }, timeoutMs);
+  if (!r.exit) throw new Error('no exit record');
+  return { ...r, exit: r.exit };
+}
+
+/** The gRPC status code a call failed with. */
+export async function codeOf(p: Promise<unknown>): Promise<{ code: number; details: string }> {
+  try {
+    await p;
+  } catch (e) {
+    const err = e as ServiceError;
+    return { code: err.code, details: err.details };
+  }
+  throw new Error('call succeeded, expected an error');
+}
+
+export const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+/** True while any process is in the group. */
+export function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    throw e;
+  }
+}
+
+/** Pids of group members that are still alive (zombies excluded), read from /proc. */
+export async function liveGroupMembers(pgid: number): Promise<number[]> {
+  const out: number[] = [];
+  for (const pid of (await readdir('/proc')).filter((n) => /^\d+$/.test(n))) {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(pgrp) === pgid && state !== 'Z' && state !== 'X') out.push(Number(pid));
+  }
+  return out;
+}
+
+/**
+ * The group is really gone: no live member when the exit record is out, and the group itself
+ * disappears (ESRCH) once pid 1 has reaped the zombies of killed orphans (lazily on some hosts).
+ */
+export async function expectGroupGone(pgid: number): Promise<void> {
+  expect(await liveGroupMembers(pgid)).toEqual([]);
+  await waitFor(() => !groupAlive(pgid), 15_000, `process group ${pgid} to disappear`);
+  expect(() => process.kill(-pgid, 0)).toThrow(expect.objectContaining({ code: 'ESRCH' }));
+}
+
+export { waitFor };
