@@ -126,7 +126,10 @@ describe('walking skeleton (e2e)', () => {
     const woken = sse.events.filter((e) => e.event === 'run.started' && e.data.trigger === 'task_event');
     expect(woken).toHaveLength(1);
     expect(woken[0]!.data.userId).toBe('alice');
-    expect(sse.events.filter((e) => e.event === 'task.internal_event')).toHaveLength(1);
+    // One internal task event per finished task (two tasks), but only the backgrounded one wakes a run.
+    const internal = sse.events.filter((e) => e.event === 'task.internal_event');
+    expect(internal.map((e) => e.data.taskId).sort()).toEqual(((await alice.call('GET', `/v1/conversations/${id}/tasks`)).json as { taskId: string }[]).map((t) => t.taskId).sort());
+    expect(woken[0]!.data.taskId).toBe(waiting.json.waitForTasks[0]);
 
     const final = await alice.call('GET', `/v1/conversations/${id}`);
     expect(final.json.run.status).toBe('idle');

@@ -1,0 +1,36 @@
+import type { Pool } from 'pg';
+import { decodeConversationEvent, type Topology } from '@handplane/contracts';
+import { runDurableConsumer, type JsMsg, type Logger, type Nats, type RunningConsumer } from '@handplane/platform';
+import type { ConversationRunner } from './conversation-runner';
+import { queueMessage, queueWakeup } from './queue';
+
+/** Durable consumer name (namespaced by the topology). */
+export const CONV_CONSUMER = 'runtime-conv';
+
+const WANTED = new Set(['message.user', 'task.internal_event']);
+
+function peekType(data: Uint8Array): string | undefined {
+  try {
+    return (JSON.parse(Buffer.from(data).toString('utf8')) as { type?: string }).type;
+  } catch {
+    return undefined; // not ours to judge; the decoders of the readers that need it complain
+  }
+}
+
+/**
+ * Turns CONV into durable work: a user message becomes an `inbox` row, a task completion a
+ * `wakeups` row (unique per conversation, task and attempt: each completion wakes the agent once,
+ * beyond the JetStream duplicate window); then the conversation is kicked.
+ */
+export function startConvConsumer(deps: { nats: Nats; topology: Topology; pool: Pool; runner: ConversationRunner; logger: Logger }): Promise<RunningConsumer> {
+  const { topology: t, pool, runner } = deps;
+  const handler = async (m: JsMsg) => {
+    if (!WANTED.has(peekType(m.data) ?? '')) return;
+    const event = decodeConversationEvent(m.data);
+    const conversationId = m.subject.slice(m.subject.lastIndexOf('.') + 1);
+    if (event.type === 'message.user') await queueMessage(pool, conversationId, m.seq, event.data);
+    else if (event.type === 'task.internal_event') await queueWakeup(pool, conversationId, event.data);
+    runner.kick(conversationId);
+  };
+  return runDurableConsumer(deps.nats, { stream: t.streams.CONV, durable: t.durable(CONV_CONSUMER), filterSubject: t.all.conv, handler, logger: deps.logger });
+}

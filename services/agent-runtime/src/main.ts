@@ -1,0 +1,29 @@
+import { loadConfig } from '@handplane/contracts';
+import { createLogger } from '@handplane/platform';
+import { startRuntime } from './service';
+
+async function main() {
+  const config = loadConfig();
+  const logger = createLogger('agent-runtime', config.LOG_LEVEL);
+  const runtime = await startRuntime(config, { logger });
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'stopping');
+    runtime.stop().then(
+      () => process.exit(0),
+      (e) => {
+        logger.error({ err: e }, 'stop failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
