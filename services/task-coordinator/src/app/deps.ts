@@ -1,0 +1,32 @@
+import type { Topology } from '@handplane/contracts';
+import type { Clock } from '@handplane/kernel';
+import type { EventStore, Logger, RunnerRegistry } from '@handplane/platform';
+import type { Pool } from 'pg';
+import type { RunnerPort } from './runner-port';
+import type { TaskRepository } from './task-repository';
+
+/** Who the coordinator's own decisions are attributed to. */
+export const SYSTEM_ACTOR = 'system:task-coordinator';
+
+/** Settings the application functions need (from the service config). */
+export interface CoordinatorSettings {
+  readonly foregroundWindowMs: number;
+  readonly defaultDeadlineMs: number;
+  readonly maxDeadlineMs: number;
+  readonly runnerLostAfterMs: number;
+  /** Deliveries of a TaskRegistered before the start is given up as "no runner available". */
+  readonly dispatchMaxDeliver: number;
+}
+
+/** The resources of the coordinator's application functions; each takes the few it uses. */
+export interface CoordinatorDeps {
+  readonly t: Topology;
+  readonly store: EventStore;
+  readonly tasks: TaskRepository;
+  readonly pool: Pool;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly registry: RunnerRegistry;
+  readonly runners: RunnerPort;
+  readonly settings: CoordinatorSettings;
+}

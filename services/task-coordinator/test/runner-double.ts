@@ -1,0 +1,92 @@
+import { Server, ServerCredentials, status, type ServiceError } from '@grpc/grpc-js';
+import type { Topology } from '@handplane/contracts';
+import type { Clock } from '@handplane/kernel';
+import { RunnerRegistry, type Nats } from '@handplane/platform';
+import { CommandState, CommandStatus, ExecResponse, RunnerService, type ExecRequest, type RunnerServer } from '@handplane/proto';
+
+const fail = (code: status, details: string): Partial<ServiceError> => ({ code, details, message: details });
+
+/**
+ * A remote peer for the coordinator's tests: a real gRPC runner on 127.0.0.1 that records every
+ * Exec, runs nothing, and heart-beats into the real KV registry. Commands listed in `refuse` are
+ * answered INVALID_ARGUMENT, as a runner answers a command it will never run.
+ */
+export class RunnerDouble {
+  readonly execs: ExecRequest[] = [];
+  readonly refuse = new Set<string>();
+  private readonly started = new Map<string, ExecRequest>();
+
+  /** `127.0.0.1:<port>`, once listening. */
+  address = '';
+
+  private constructor(
+    private readonly server: Server,
+    private readonly registry: RunnerRegistry,
+    private readonly clock: Clock,
+    readonly runnerId: string,
+  ) {}
+
+  static async start(nats: Nats, t: Topology, clock: Clock, runnerId = 'runner-double'): Promise<RunnerDouble> {
+    const server = new Server();
+    const double = new RunnerDouble(server, await RunnerRegistry.open(nats, t.runnersBucket), clock, runnerId);
+    const impl: RunnerServer = {
+      exec: (call, cb) => double.exec(call.request, cb),
+      status: (call, cb) => {
+        const req = double.started.get(call.request.commandId);
+        if (!req) return cb(fail(status.NOT_FOUND, 'unknown command'));
+        cb(null, double.statusOf(req));
+      },
+      signal: (_c, cb) => cb(fail(status.UNIMPLEMENTED, 'not in the double')),
+      readLog: (call) => call.destroy(fail(status.UNIMPLEMENTED, 'not in the double') as Error),
+      ack: (_c, cb) => cb(fail(status.UNIMPLEMENTED, 'not in the double')),
+      list: (_c, cb) => cb(fail(status.UNIMPLEMENTED, 'not in the double')),
+    };
+    server.addService(RunnerService, impl);
+    const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+    double.address = `127.0.0.1:${port}`;
+    await double.heartbeat();
+    return double;
+  }
+
+  /** Publishes (or refreshes) the runner's record at the clock's time. */
+  async heartbeat(): Promise<void> {
+    await this.registry.heartbeat({
+      runnerId: this.runnerId,
+      address: this.address,
+      capacity: 16,
+      running: this.started.size,
+      version: 'double',
+      bootId: 'boot-1',
+      heartbeatAt: this.clock.now().toISOString(),
+    });
+  }
+
+  /** Exec calls that addressed one command. */
+  execsOf(commandId: string): ExecRequest[] {
+    return this.execs.filter((e) => e.commandId === commandId);
+  }
+
+  async stop(): Promise<void> {
+    await this.registry.deregister(this.runnerId).catch(() => undefined);
+    await new Promise<void>((resolve) => this.server.tryShutdown(() => resolve()));
+  }
+
+  private exec(req: ExecRequest, cb: (e: Partial<ServiceError> | null, r?: ExecResponse) => void): void {
+    this.execs.push(req);
+    if (this.refuse.has(req.command)) return cb(fail(status.INVALID_ARGUMENT, `refusing ${req.command}`));
+    const created = !this.started.has(req.commandId);
+    if (created) this.started.set(req.commandId, req);
+    cb(null, ExecResponse.fromPartial({ created, status: this.statusOf(this.started.get(req.commandId)!) }));
+  }
+
+  private statusOf(req: ExecRequest): CommandStatus {
+    return CommandStatus.fromPartial({
+      commandId: req.commandId,
+      taskId: req.taskId,
+      conversationId: req.conversationId,
+      generation: req.generation,
+      state: CommandState.COMMAND_STATE_RUNNING,
+      runnerId: this.runnerId,
+    });
+  }
+}
