@@ -1,0 +1,91 @@
+import type { Pool } from 'pg';
+import { NotFound } from '@handplane/kernel';
+import { query } from './db';
+import { isValidId } from './ids';
+import type { Principal } from './resources';
+
+/** A row of the `tasks` read model (owned by the coordinator). */
+export interface TaskRow {
+  task_id: string;
+  command_id: string;
+  conversation_id: string;
+  tenant: string;
+  user_id: string;
+  command: string;
+  status: string;
+  background: boolean;
+  attempt: number;
+  epoch: number;
+  exit_code: number | null;
+  signal: string | null;
+  result_state: string;
+  output_bytes: string;
+  created_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+  deadline_at: Date | null;
+}
+
+/** The public task shape (DESIGN.md §7, a contract). */
+export interface TaskView {
+  taskId: string;
+  commandId: string;
+  conversationId: string;
+  userId: string;
+  command: string;
+  status: string;
+  background: boolean;
+  attempt: number;
+  epoch: number;
+  exitCode: number | null;
+  signal: string | null;
+  resultState: string;
+  outputBytes: number;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  deadlineAt: string | null;
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+export function toTaskView(t: TaskRow): TaskView {
+  return {
+    taskId: t.task_id,
+    commandId: t.command_id,
+    conversationId: t.conversation_id,
+    userId: t.user_id,
+    command: t.command,
+    status: t.status,
+    background: t.background,
+    attempt: t.attempt,
+    epoch: t.epoch,
+    exitCode: t.exit_code,
+    signal: t.signal,
+    resultState: t.result_state,
+    outputBytes: Number(t.output_bytes),
+    createdAt: t.created_at.toISOString(),
+    startedAt: iso(t.started_at),
+    finishedAt: iso(t.finished_at),
+    deadlineAt: iso(t.deadline_at),
+  };
+}
+
+/** The task if the caller may see it (same tenant, member of its conversation); NotFound otherwise. */
+export async function requireTask(pool: Pool, p: Principal, taskId: string): Promise<TaskRow> {
+  if (!isValidId(taskId)) throw new NotFound('task not found');
+  const rows = await query<TaskRow>(
+    pool,
+    `SELECT t.* FROM tasks t
+       JOIN conversation_members m ON m.conversation_id = t.conversation_id AND m.user_id = $3 AND m.tenant = t.tenant
+      WHERE t.task_id = $1 AND t.tenant = $2`,
+    [taskId, p.tenant, p.userId],
+  );
+  if (!rows[0]) throw new NotFound('task not found');
+  return rows[0];
+}
+
+/** Every task of a conversation (the caller's membership is checked by the caller of this). */
+export async function tasksOf(pool: Pool, tenant: string, conversationId: string): Promise<TaskRow[]> {
+  return query<TaskRow>(pool, 'SELECT * FROM tasks WHERE conversation_id = $1 AND tenant = $2 ORDER BY created_at, task_id', [conversationId, tenant]);
+}

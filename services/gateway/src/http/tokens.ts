@@ -1,0 +1,7 @@
+/** Injection tokens of the gateway's Nest edge (values are plain objects built in service.ts). */
+export const LOGGER = Symbol('LOGGER');
+export const TOKEN_VERIFIER = Symbol('TOKEN_VERIFIER');
+export const CONVERSATIONS_APP = Symbol('CONVERSATIONS_APP');
+export const TASKS_APP = Symbol('TASKS_APP');
+export const FEED_OPENER = Symbol('FEED_OPENER');
+export const SSE_SETTINGS = Symbol('SSE_SETTINGS');
