@@ -88,6 +88,16 @@ async function ensurePostgres() {
   log(`Postgres reachable at ${host}:${port}`);
 }
 
+/** The browser tests drive Debian's Chromium with playwright-core (no browser download). */
+export function ensureChromium() {
+  const bin = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+  if (existsSync(bin)) return log(`Chromium at ${bin}`);
+  if (!aptInstall(['chromium'])) {
+    console.error(`Chromium is missing at ${bin}; the browser tests need it (Debian: apt-get install chromium, or set CHROMIUM_PATH).`);
+    process.exit(1);
+  }
+}
+
 export async function ensureInfra() {
   await ensureNats();
   await ensurePostgres();

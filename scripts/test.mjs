@@ -9,8 +9,9 @@ import { ensureDependencies, log, root, run } from './lib.mjs';
 
 const args = process.argv.slice(2);
 ensureDependencies();
-const { ensureInfra } = await import('./infra.mjs');
+const { ensureInfra, ensureChromium } = await import('./infra.mjs');
 await ensureInfra();
+ensureChromium();
 log('building');
 run('npx', ['tsc', '-b', 'tsconfig.build.json']);
 log('linting');
