@@ -14,6 +14,7 @@ const allowed: Record<string, string[]> = {
   'type:generated': [],
   'type:platform': ['type:kernel', 'type:domain', 'type:contracts', 'type:generated', 'type:testing'],
   'type:testing': ['type:kernel', 'type:contracts', 'type:platform'],
+  'type:app': ['type:kernel', 'type:contracts', 'type:testing'],
   'type:service': ['type:kernel', 'type:domain', 'type:contracts', 'type:generated', 'type:platform', 'type:testing'],
 };
 
