@@ -98,6 +98,14 @@ export function ensureChromium() {
   }
 }
 
+/** tools/deploy-compose.spec.ts validates docker-compose.yml offline with Debian's docker-compose 1.29. */
+export function ensureComposeValidator() {
+  const bin = which('docker-compose');
+  if (bin) return log(`docker-compose at ${bin}`);
+  // No exit: only the compose test needs it, and it fails with this same advice.
+  if (!aptInstall(['docker-compose'])) console.error('docker-compose is missing; the compose validation test will fail (Debian: apt-get install docker-compose).');
+}
+
 export async function ensureInfra() {
   await ensureNats();
   await ensurePostgres();

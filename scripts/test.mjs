@@ -9,9 +9,10 @@ import { ensureDependencies, log, root, run } from './lib.mjs';
 
 const args = process.argv.slice(2);
 ensureDependencies();
-const { ensureInfra, ensureChromium } = await import('./infra.mjs');
+const { ensureInfra, ensureChromium, ensureComposeValidator } = await import('./infra.mjs');
 await ensureInfra();
 ensureChromium();
+ensureComposeValidator();
 log('building');
 run('npx', ['tsc', '-b', 'tsconfig.build.json']);
 log('linting');
