@@ -28,3 +28,5 @@ function register() {
   };
 }
 module.exports = { register };
+// `node -r ./scripts/ts-register.js file.ts` (benches): registering on preload makes the main .ts loadable.
+if (module.parent && module.parent.id === 'internal/preload') register();

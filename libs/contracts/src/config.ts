@@ -14,7 +14,19 @@ export const configSchema = z.object({
   TASK_DEADLINE_MAX_MS: int(24 * 3_600_000),
   STOP_GRACE_MS: int(10_000),
   RUNNER_LOST_AFTER_MS: int(30_000),
+  /** Attempts a task may make when its runner is lost or its start fails for a transient reason (1 = no retry). */
+  RETRY_MAX_ATTEMPTS: z.coerce.number().int().positive().default(1),
+  /** How often the coordinator compares unfinished tasks with what their runners report (and once at start-up). */
+  RECONCILE_INTERVAL_MS: z.coerce.number().int().positive().default(30_000),
   SSE_HEARTBEAT_MS: int(15_000),
+  /** An SSE client whose unsent bytes exceed this is cut off (it resumes with Last-Event-ID). */
+  SSE_MAX_BUFFER_BYTES: z.coerce.number().int().positive().default(1024 * 1024),
+  /** Key of the short-lived SSE tickets (derived from JWT_SECRET when empty). */
+  SSE_TICKET_SECRET: z.string().default(''),
+  /** Per-user request budget of the gateway (token bucket, per instance); 0 turns it off. */
+  RATE_LIMIT_PER_MINUTE: int(600),
+  /** How many requests a user may make at once before the per-minute rate applies. */
+  RATE_LIMIT_BURST: z.coerce.number().int().positive().default(120),
   GATEWAY_PORT: int(8080),
   RUNTIME_PORT: int(8081),
   COORDINATOR_PORT: int(8082),

@@ -19,7 +19,15 @@ export const conversationEventSchema = z.discriminatedUnion('type', [
   eventSchema(
     'run.started',
     1,
-    z.object({ runId: z.string(), userId: z.string(), trigger: z.enum(['message', 'task_event']), taskId: z.string().optional(), messageId: z.string().optional() }),
+    z.object({
+      runId: z.string(),
+      userId: z.string(),
+      trigger: z.enum(['message', 'task_event', 'answer', 'approval']),
+      taskId: z.string().optional(),
+      messageId: z.string().optional(),
+      questionId: z.string().optional(),
+      approvalId: z.string().optional(),
+    }),
   ),
   eventSchema('run.finished', 1, z.object({ runId: z.string(), outcome: z.enum(['completed', 'waiting', 'stopped', 'failed']), detail: z.string().optional() })),
   eventSchema('assistant.message', 1, z.object({ runId: z.string(), text: z.string() })),
@@ -27,8 +35,16 @@ export const conversationEventSchema = z.discriminatedUnion('type', [
   eventSchema('tool.result', 1, z.object({ runId: z.string(), callId: z.string(), name: z.string(), ok: z.boolean(), result: z.unknown() })),
   eventSchema('todos.updated', 1, z.object({ runId: z.string().optional(), todos: z.array(todo), waitForTasks: z.array(z.string()) })),
   eventSchema('wait.declared', 1, z.object({ runId: z.string(), taskIds: z.array(z.string()) })),
-  eventSchema('wait.invalidated', 1, z.object({ reason: z.string() })),
+  eventSchema('wait.invalidated', 1, z.object({ reason: z.string(), runId: z.string().optional(), taskIds: z.array(z.string()).optional() })),
   eventSchema('guard.rejected', 1, z.object({ runId: z.string().optional(), rule: z.string(), detail: z.string() })),
+  eventSchema('approval.requested', 1, z.object({ approvalId: z.string(), runId: z.string(), command: z.string(), reason: z.string() })),
+  eventSchema(
+    'approval.resolved',
+    1,
+    z.object({ approvalId: z.string(), decision: z.enum(['approve', 'reject']), by: z.string(), automated: z.boolean() }),
+  ),
+  eventSchema('question.asked', 1, z.object({ questionId: z.string(), runId: z.string(), text: z.string() })),
+  eventSchema('question.answered', 1, z.object({ questionId: z.string(), text: z.string(), by: z.string() })),
   eventSchema('command.output', 1, z.object({ taskId: z.string(), commandId: z.string(), offset: n, text: z.string(), bytes: n })),
   eventSchema(
     'task.started',
@@ -58,6 +74,17 @@ export const conversationEventSchema = z.discriminatedUnion('type', [
       signal: z.string().nullable(),
       resultState: z.string(),
       outputBytes: n,
+    }),
+  ),
+  eventSchema(
+    'epoch.ended',
+    1,
+    z.object({
+      epoch: n,
+      nextEpoch: n,
+      stoppedTaskIds: z.array(z.string()),
+      stoppedTasks: z.array(z.object({ taskId: z.string(), attempt: n })),
+      by: z.string(),
     }),
   ),
 ]);

@@ -14,7 +14,13 @@ export {
   validateTaskWaitRequestSchema,
   validateTaskWaitReplySchema,
   rpcErrorSchema,
+  stopTaskRequestSchema,
+  stopTaskReplySchema,
+  stopAllRequestSchema,
+  stopAllReplySchema,
 } from './rpc.schemas';
-export type { CommandInput, StartTaskRequest, StartTaskReply, ValidateTaskWaitRequest, ValidateTaskWaitReply, RpcError } from './rpc.schemas';
+export type { CommandInput, StartTaskRequest, StartTaskReply, ValidateTaskWaitRequest, ValidateTaskWaitReply, RpcError, StopTaskRequest, StopTaskReply, StopAllRequest, StopAllReply } from './rpc.schemas';
 export { configSchema, loadConfig } from './config';
 export type { Config } from './config';
+export { markDeliveredRequestSchema, markDeliveredReplySchema } from './delivery.schemas';
+export type { MarkDeliveredRequest, MarkDeliveredReply } from './delivery.schemas';

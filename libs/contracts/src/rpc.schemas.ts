@@ -69,3 +69,44 @@ export const validateTaskWaitReplySchema = z.union([
   z.object({ ok: z.literal(false), error: rpcErrorSchema }),
 ]);
 export type ValidateTaskWaitReply = z.infer<typeof validateTaskWaitReplySchema>;
+
+const terminalStatus = z.enum(['succeeded', 'failed', 'cancelled', 'timed_out', 'lost']);
+
+/**
+ * `stop-task` (POST /v1/tasks/:id/stop): stops one task. `attempt`, when given, fences the request: a
+ * stale one answers `conflict` (HTTP 409). The coordinator checks the task's tenant (`not_found`
+ * otherwise); the gateway checks conversation membership before calling.
+ */
+export const stopTaskRequestSchema = z.object({
+  tenant: z.string(),
+  userId: z.string(),
+  taskId: z.string(),
+  attempt: z.number().int().nonnegative().optional(),
+  reason: z.enum(['user', 'policy']).optional(),
+});
+export type StopTaskRequest = z.infer<typeof stopTaskRequestSchema>;
+/** `stopping` until the runner proves the exit; a task already finished answers its terminal status. */
+export const stopTaskReplySchema = z.union([
+  z.object({ ok: z.literal(true), status: z.union([z.literal('stopping'), terminalStatus]), attempt: z.number().int() }),
+  z.object({ ok: z.literal(false), error: rpcErrorSchema }),
+]);
+export type StopTaskReply = z.infer<typeof stopTaskReplySchema>;
+
+/**
+ * `stop-all` (POST /v1/conversations/:id/stop-all): ends the conversation's epoch `epoch` (the one the
+ * caller saw). A repeated or late request for an epoch already ended answers the current epoch and
+ * stops nothing.
+ */
+export const stopAllRequestSchema = z.object({
+  tenant: z.string(),
+  userId: z.string(),
+  conversationId: z.string(),
+  epoch: z.number().int().nonnegative(),
+});
+export type StopAllRequest = z.infer<typeof stopAllRequestSchema>;
+/** `epoch` is the conversation's epoch after the call; `stopping` the tasks this call asked to stop. */
+export const stopAllReplySchema = z.union([
+  z.object({ ok: z.literal(true), epoch: z.number().int(), stopping: z.array(z.string()) }),
+  z.object({ ok: z.literal(false), error: rpcErrorSchema }),
+]);
+export type StopAllReply = z.infer<typeof stopAllReplySchema>;

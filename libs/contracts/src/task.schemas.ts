@@ -45,6 +45,31 @@ export const taskEventSchema = z.discriminatedUnion('type', [
     }),
   ),
   eventSchema(
+    'TaskStopSignalled',
+    1,
+    z.object({
+      taskId: z.string(),
+      commandId: z.string(),
+      attempt: nonNegInt,
+      runnerId: z.string(),
+      outcome: z.enum(['delivered', 'already_exited']),
+      signalledAt: z.string(),
+    }),
+  ),
+  eventSchema(
+    'TaskRetried',
+    1,
+    z.object({
+      taskId: z.string(),
+      previousCommandId: z.string(),
+      previousAttempt: nonNegInt,
+      commandId: z.string(),
+      attempt: nonNegInt,
+      reason: z.string(),
+      retriedAt: z.string(),
+    }),
+  ),
+  eventSchema(
     'TaskFinished',
     1,
     z.object({
@@ -60,6 +85,12 @@ export const taskEventSchema = z.discriminatedUnion('type', [
     }),
   ),
 ]);
+
+/**
+ * The range of output the log ingestor dropped because it passed OUTPUT_CAP_BYTES (an optional field
+ * added to v1: older readers ignore it, older events have none).
+ */
+const truncationSchema = z.object({ droppedFrom: nonNegInt, droppedTo: nonNegInt, droppedBytes: nonNegInt });
 
 /** Events of the SandboxCommand aggregate (`cmd.<commandId>` in TASKS). */
 export const sandboxCommandEventSchema = z.discriminatedUnion('type', [
@@ -79,11 +110,11 @@ export const sandboxCommandEventSchema = z.discriminatedUnion('type', [
       reason: z.string(),
     }),
   ),
-  eventSchema('CommandResultReadable', 1, z.object({ commandId: z.string(), taskId: z.string(), attempt: nonNegInt, outputBytes: nonNegInt })),
+  eventSchema('CommandResultReadable', 1, z.object({ commandId: z.string(), taskId: z.string(), attempt: nonNegInt, outputBytes: nonNegInt, truncation: truncationSchema.optional() })),
   eventSchema(
     'CommandResultUnavailable',
     1,
-    z.object({ commandId: z.string(), taskId: z.string(), attempt: nonNegInt, durableBytes: nonNegInt, reason: z.string() }),
+    z.object({ commandId: z.string(), taskId: z.string(), attempt: nonNegInt, durableBytes: nonNegInt, reason: z.string(), truncation: truncationSchema.optional() }),
   ),
   eventSchema(
     'CommandResultDelivered',

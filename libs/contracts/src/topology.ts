@@ -18,7 +18,7 @@ export interface Topology {
   /** Wildcards for consumers. */
   readonly all: { readonly task: string; readonly cmd: string; readonly log: string; readonly conv: string };
   /** Request/reply subjects served by queue groups. */
-  readonly rpc: { readonly startTask: string; readonly validateTaskWait: string };
+  readonly rpc: { readonly startTask: string; readonly validateTaskWait: string; readonly stopTask: string; readonly stopAll: string; readonly markDelivered: string };
   /** KV bucket where runners register with a heartbeat. */
   readonly runnersBucket: string;
   /** Durable consumer names are namespaced too. */
@@ -46,7 +46,13 @@ export function topology(prefix = ''): Topology {
     cancel: (runnerId) => s(`cancel.${id(runnerId)}`),
     conv: (conversationId) => s(`conv.${id(conversationId)}`),
     all: { task: s('task.*'), cmd: s('cmd.*'), log: s('log.*'), conv: s('conv.*') },
-    rpc: { startTask: s('rpc.coordinator.start-task'), validateTaskWait: s('rpc.coordinator.validate-task-wait') },
+    rpc: {
+      startTask: s('rpc.coordinator.start-task'),
+      validateTaskWait: s('rpc.coordinator.validate-task-wait'),
+      stopTask: s('rpc.coordinator.stop-task'),
+      stopAll: s('rpc.coordinator.stop-all'),
+      markDelivered: s('rpc.log-ingestor.mark-delivered'),
+    },
     runnersBucket: n('runners'),
     durable: (name) => n(name),
   };

@@ -23,20 +23,26 @@ import { AppModule } from './app.module';
 import { modelFromConfig } from './app/model/model-provider';
 import type { ModelProvider } from './app/model/transcript';
 import { startConvConsumer } from './app/run/conv-consumer';
+import { onEpochEnded } from './app/run/epoch-ended';
 import { ConversationRunner } from './app/run/conversation-runner';
 import { createTools } from './app/tools/tools';
+import { natsHost } from './app/tools/nats-host';
+import { parseApprovalPolicy } from './app/approval/approval-policy';
+import { loadRuntimeConfig, type RuntimeConfig } from './runtime-config';
 
 /** What tests (and other embedders) may replace. */
 export interface RuntimeOverrides {
   readonly model?: ModelProvider;
   readonly logger?: Logger;
   readonly clock?: Clock;
-  /** Run lease duration (default 30 s); renewed every third of it while a run is in progress. */
+  /** Run lease duration (default RUN_LEASE_MS, 30 s); renewed every third of it while a run is in progress. */
   readonly leaseMs?: number;
-  /** Sweep interval for queued work and abandoned runs (default 5 s). */
+  /** Sweep interval for queued work and abandoned runs (default RUN_SWEEP_MS, 5 s). */
   readonly sweepMs?: number;
   /** Lease owner name of this instance (default: host name and a random suffix). */
   readonly instanceId?: string;
+  /** The runtime's own settings (default: read from the environment). */
+  readonly runtimeConfig?: Partial<RuntimeConfig>;
 }
 
 export interface RunningRuntime {
@@ -53,7 +59,9 @@ const systemClock: Clock = { now: () => new Date(), monotonicMs: () => performan
  */
 export async function startRuntime(config: Config, overrides: RuntimeOverrides = {}): Promise<RunningRuntime> {
   const logger = overrides.logger ?? createLogger('agent-runtime', config.LOG_LEVEL);
-  const model = overrides.model ?? modelFromConfig(config);
+  const rc: RuntimeConfig = { ...loadRuntimeConfig(), ...overrides.runtimeConfig };
+  const approvalPolicy = parseApprovalPolicy(rc.APPROVAL_POLICY);
+  const model = overrides.model ?? modelFromConfig(config, rc);
   const t = topology(config.NATS_PREFIX);
   const cleanup: (() => Promise<unknown>)[] = [];
   const stopAll = async () => {
@@ -67,7 +75,11 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     const pool: Pool = createPool(config.DATABASE_URL, 10, (e) => logger.warn({ err: e }, 'idle postgres client failed'));
     cleanup.push(() => pool.end());
     const store = new EventStore(nats);
-    const tools = createTools({ nats, topology: t, store, pool, logger, foregroundWindowMs: config.FOREGROUND_WINDOW_MS });
+    const host = natsHost({ nats, topology: t, store, pool });
+    const tools = createTools({ host, logger, foregroundWindowMs: config.FOREGROUND_WINDOW_MS, approvalPolicy });
+    const clock = overrides.clock ?? systemClock;
+    const owner = overrides.instanceId ?? (rc.RUNTIME_INSTANCE_ID || `${hostname()}-${randomUUID().slice(0, 8)}`);
+    const leaseMs = overrides.leaseMs ?? rc.RUN_LEASE_MS;
     const runner = new ConversationRunner({
       pool,
       store,
@@ -75,13 +87,14 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
       logger,
       model,
       tools,
-      clock: overrides.clock ?? systemClock,
-      owner: overrides.instanceId ?? `${hostname()}-${randomUUID().slice(0, 8)}`,
-      leaseMs: overrides.leaseMs ?? 30_000,
-      sweepMs: overrides.sweepMs ?? 5_000,
+      clock,
+      owner,
+      leaseMs,
+      sweepMs: overrides.sweepMs ?? rc.RUN_SWEEP_MS,
     });
     cleanup.push(() => runner.stop());
-    const consumer: RunningConsumer = await startConvConsumer({ nats, topology: t, pool, runner, logger });
+    const epochDeps = { pool, store, topology: t, clock, logger, owner, leaseMs };
+    const consumer: RunningConsumer = await startConvConsumer({ nats, topology: t, pool, runner, logger, onEpochEnded: (id, ended) => onEpochEnded(epochDeps, id, ended) });
     cleanup.push(() => consumer.stop());
     runner.startSweeper();
     const app: INestApplication = await startHttpApp(AppModule.register(() => [natsCheck(nats), postgresCheck(pool)]), config.RUNTIME_PORT, logger);

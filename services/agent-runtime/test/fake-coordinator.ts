@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { Subscription } from '@nats-io/transport-node';
 import { Conflict } from '@handplane/kernel';
-import { decodeTaskEvent, startTaskRequestSchema, validateTaskWaitRequestSchema, type StartTaskRequest, type Topology } from '@handplane/contracts';
+import { decodeTaskEvent, startTaskRequestSchema, stopTaskRequestSchema, validateTaskWaitRequestSchema, type StartTaskRequest, type StopTaskRequest, type Topology } from '@handplane/contracts';
 import type { InternalTaskEvent, TaskEvent } from '@handplane/domain';
 import { createLogger, EventStore, serveRpc, type Nats } from '@handplane/platform';
 
@@ -15,6 +15,8 @@ interface FakeTask {
   readonly commandId: string;
   lastSeq: number;
   finished: boolean;
+  /** Unfinished tasks of the same conversation when this one was requested (for G3 checks). */
+  readonly runningAtStart: readonly string[];
 }
 
 const at = () => new Date().toISOString();
@@ -26,6 +28,10 @@ const at = () => new Date().toISOString();
  */
 export class FakeCoordinator {
   readonly tasks = new Map<string, FakeTask>();
+  /** Every start-task request id received, repeats included (a redone call shows up twice). */
+  readonly requests: string[] = [];
+  /** Every stop-task request received. */
+  readonly stops: StopTaskRequest[] = [];
   private readonly subs: Subscription[] = [];
   private readonly store: EventStore;
   private readonly pending = new Set<Promise<unknown>>();
@@ -43,6 +49,14 @@ export class FakeCoordinator {
     const logger = createLogger('fake-coordinator', 'warn');
     this.subs.push(serveRpc(this.nats.nc, this.t.rpc.startTask, 'coordinator', startTaskRequestSchema, (req) => this.startTask(req), logger));
     this.subs.push(serveRpc(this.nats.nc, this.t.rpc.validateTaskWait, 'coordinator', validateTaskWaitRequestSchema, (req) => this.validate(req.conversationId, req.taskIds), logger));
+    this.subs.push(
+      serveRpc(this.nats.nc, this.t.rpc.stopTask, 'coordinator', stopTaskRequestSchema, async (req) => {
+        this.stops.push(req);
+        const task = this.tasks.get(req.taskId);
+        if (!task || task.req.tenant !== req.tenant) return { ok: false, error: { code: 'not_found', message: `task ${req.taskId} not found` } };
+        return { ok: true, status: task.finished ? 'succeeded' : 'stopping', attempt: 1 };
+      }, logger),
+    );
   }
 
   /** Resolves when every task the fake is driving has reached its last scripted event. */
@@ -84,11 +98,13 @@ export class FakeCoordinator {
   }
 
   private async startTask(req: StartTaskRequest) {
+    this.requests.push(req.requestId);
     const h = createHash('sha256').update(`${req.tenant}:${req.requestId}`).digest('hex');
     const taskId = `t${h.slice(0, 16)}`;
     const existing = this.tasks.get(taskId);
     if (existing) return { ok: true, taskId, commandId: existing.commandId, seq: 1 };
-    const task: FakeTask = { req, taskId, commandId: `c${h.slice(16, 32)}`, lastSeq: 0, finished: false };
+    const runningAtStart = [...this.tasks.values()].filter((x) => x.req.conversationId === req.conversationId && !x.finished).map((x) => x.taskId);
+    const task: FakeTask = { req, taskId, commandId: `c${h.slice(16, 32)}`, lastSeq: 0, finished: false, runningAtStart };
     this.tasks.set(taskId, task);
     const d = req.input;
     await this.append(task, {

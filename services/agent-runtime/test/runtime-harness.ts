@@ -7,6 +7,7 @@ import { scriptedModel } from '../src/app/model/scripted-model';
 import type { ModelProvider, ModelResponse, TranscriptEntry } from '../src/app/model/transcript';
 import { CONV_CONSUMER } from '../src/app/run/conv-consumer';
 import { startRuntime, type RunningRuntime } from '../src/service';
+import type { RuntimeConfig } from '../src/runtime-config';
 import { FakeCoordinator, type Behaviour } from './fake-coordinator';
 
 /** A scripted turn for tests: a function of the transcript since the last user message. */
@@ -31,16 +32,27 @@ export function testModel(scripts: Record<string, TestScript>): ModelProvider {
   };
 }
 
+/** Options of a harness: a model other than the scripted one, the runtime's own settings. */
+export interface HarnessOptions {
+  /** A model provider, or `config` for the one `MODEL_PROVIDER` names (default: the scripted model with test scripts). */
+  readonly model?: ModelProvider | 'config';
+  readonly runtimeConfig?: Partial<RuntimeConfig>;
+  /** More shared configuration (e.g. `MODEL_PROVIDER`). */
+  readonly env?: Record<string, string>;
+}
+
 /** Real NATS, a fresh database, the runtime and a fake coordinator. */
-export async function startHarness(label: string, behaviour: (command: string) => Behaviour, scripts: Record<string, TestScript> = {}) {
+export async function startHarness(label: string, behaviour: (command: string) => Behaviour, scripts: Record<string, TestScript> = {}, opts: HarnessOptions = {}) {
   const env = await testNats(label);
   const db = await freshDatabase(label);
   const pool = new Pool({ connectionString: db.url });
   pool.on('error', () => undefined);
   const fake = new FakeCoordinator(env.nats, env.topology, pool, behaviour);
   fake.start();
-  const config = loadConfig({ NATS_PREFIX: env.prefix, DATABASE_URL: db.url, RUNTIME_PORT: '0', FOREGROUND_WINDOW_MS: '2000', LOG_LEVEL: 'warn' });
-  const start = () => startRuntime(config, { model: testModel(scripts), logger: createLogger('agent-runtime', 'warn'), leaseMs: 5000, sweepMs: 500 });
+  const config = loadConfig({ NATS_PREFIX: env.prefix, DATABASE_URL: db.url, RUNTIME_PORT: '0', FOREGROUND_WINDOW_MS: '2000', LOG_LEVEL: 'warn', ...opts.env });
+  const model = opts.model === 'config' ? undefined : (opts.model ?? testModel(scripts));
+  const start = () =>
+    startRuntime(config, { ...(model ? { model } : {}), logger: createLogger('agent-runtime', 'warn'), leaseMs: 5000, sweepMs: 500, runtimeConfig: { APPROVAL_POLICY: '', ...opts.runtimeConfig } });
   let runtime: RunningRuntime = await start();
   const store = new EventStore(env.nats);
 
@@ -65,6 +77,10 @@ export async function startHarness(label: string, behaviour: (command: string) =
       await store.publish(env.topology.conv(conversationId), { type: 'message.user', data: { messageId, userId, text }, metadata: { at: new Date().toISOString(), actor: userId } }, `msg:${messageId}`);
       return messageId;
     },
+    /** Appends an event to the conversation as another service would (the gateway for answers and approvals). */
+    async append(conversationId: string, event: ConversationEvent, msgId: string): Promise<number> {
+      return (await store.publish(env.topology.conv(conversationId), event, msgId)).seq;
+    },
     async events(conversationId: string): Promise<(ConversationEvent & { seq: number })[]> {
       const r = await store.read(env.topology.streams.CONV, env.topology.conv(conversationId), decodeConversationEvent);
       return r.events.map((e) => ({ ...e.event, seq: e.seq }));
@@ -75,7 +91,10 @@ export async function startHarness(label: string, behaviour: (command: string) =
         return probe(es) ? es : undefined;
       }, timeoutMs, what, 100);
     },
-    /** The fake has published everything, the runtime's consumer has handled it and no run is in progress. */
+    /**
+     * The fake has published everything, the runtime's consumer has handled it and no run is in
+     * progress or could start (a completion held back by an open question or approval, G10, counts as settled).
+     */
     async settled(): Promise<void> {
       await fake.idle();
       await waitFor(async () => {
@@ -83,7 +102,9 @@ export async function startHarness(label: string, behaviour: (command: string) =
         if (info.num_pending > 0 || info.num_ack_pending > 0) return false;
         const busy = await pool.query(
           `SELECT 1 FROM run_leases UNION ALL SELECT 1 FROM inbox WHERE consumed_by_run IS NULL
-           UNION ALL SELECT 1 FROM wakeups WHERE consumed_by_run IS NULL UNION ALL SELECT 1 FROM run_checkpoints WHERE jsonb_typeof(state->'active') = 'object'`,
+           UNION ALL SELECT 1 FROM wakeups w WHERE consumed_by_run IS NULL AND NOT EXISTS (SELECT 1 FROM run_checkpoints k
+             WHERE k.conversation_id = w.conversation_id AND jsonb_array_length(COALESCE(k.state->'conv'->'open', '[]'::jsonb)) > 0)
+           UNION ALL SELECT 1 FROM run_checkpoints WHERE jsonb_typeof(state->'active') = 'object'`,
         );
         return busy.rowCount === 0;
       }, 20_000, 'the runtime to settle', 100);

@@ -156,7 +156,11 @@ describe('agent runtime (real NATS + Postgres)', () => {
     const es = await h.events(conv);
     const task = h.fake.taskOf('sleep 300')!;
     const rejected = ofType(es, 'guard.rejected');
-    expect(rejected.map((e) => e.data.rule)).toEqual(['G4']);
+    // Changed on purpose: the script then stops with the todo unfinished and no wait, so the suspension
+    // guard (G6) forces two more turns and finally asks the user instead of letting the run complete.
+    expect(rejected.map((e) => e.data.rule)).toEqual(['G4', 'G6', 'G6', 'G6']);
+    expect(ofType(es, 'question.asked')).toHaveLength(1);
+    expect(ofType(es, 'run.finished').map((e) => e.data.outcome)).toEqual(['waiting']);
     expect(rejected[0]!.data.detail).toContain(`its task ${task.taskId} has not finished`);
     const result = ofType(es, 'tool.result').find((e) => e.data.callId === 'call-3')!;
     expect(result.data).toMatchObject({ ok: false, result: { error: { code: 'guard_rejected', rule: 'G4', message: expect.stringContaining('wait_for_tasks') } } });

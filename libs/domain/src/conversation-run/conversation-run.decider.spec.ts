@@ -154,9 +154,17 @@ describe('ConversationRun decider', () => {
     });
 
     it('binds to the todo the model saw in progress, even if a later call of the same response moved on', () => {
-      given([started('r1'), todosUpdated('r1', [todo('a', 'completed'), todo('b', 'in_progress')])])
+      given([started('r1'), todosUpdated('r1', [todo('a', 'pending'), todo('b', 'in_progress')])])
         .when({ type: 'RecordTaskLaunch', data: { runId: 'r1', taskId: 't1', todoId: 'a' }, metadata })
-        .then([todosUpdated('r1', [todo('a', 'completed', ['t1']), todo('b', 'in_progress')]) as ConversationRunEvent]);
+        .then([todosUpdated('r1', [todo('a', 'pending', ['t1']), todo('b', 'in_progress')]) as ConversationRunEvent]);
+    });
+
+    it('refuses to bind a launched task to a todo an earlier call of the same response completed (G4, G8)', () => {
+      // Changed on purpose: binding it would leave a running task under a completed todo.
+      const e = given([started('r1'), todosUpdated('r1', [todo('a', 'completed'), todo('b', 'in_progress')])])
+        .when({ type: 'RecordTaskLaunch', data: { runId: 'r1', taskId: 't1', todoId: 'a' }, metadata })
+        .thenThrows(GuardViolation, /marked completed by an earlier call/);
+      expect((e as GuardViolation).rule).toBe('G4');
     });
 
     it('binds nothing when no todo is in progress, or when already bound', () => {

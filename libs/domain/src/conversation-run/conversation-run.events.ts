@@ -12,21 +12,42 @@ export interface Todo {
   /** Tasks bound to this todo (explicitly, or implicitly when launched while it was in progress). */
   taskIds: string[];
 }
-export type RunTrigger = 'message' | 'task_event';
+/**
+ * What started a run: a user message, a finished task (G9, G10), a person's answer to a question or
+ * a person's decision on an approval (G7: the last three are human input and end any wait).
+ */
+export type RunTrigger = 'message' | 'task_event' | 'answer' | 'approval';
 export type RunOutcome = 'completed' | 'waiting' | 'stopped' | 'failed';
 
 export type ConversationCreated = Message<'conversation.created', { conversationId: string; tenant: string; title: string; createdBy: string }>;
 export type MemberAdded = Message<'member.added', { conversationId: string; userId: string; addedBy: string }>;
 export type UserMessagePosted = Message<'message.user', { messageId: string; userId: string; text: string; clientMessageId?: string }>;
-export type RunStarted = Message<'run.started', { runId: string; userId: string; trigger: RunTrigger; taskId?: string; messageId?: string }>;
+export type RunStarted = Message<
+  'run.started',
+  { runId: string; userId: string; trigger: RunTrigger; taskId?: string; messageId?: string; questionId?: string; approvalId?: string }
+>;
 export type RunFinished = Message<'run.finished', { runId: string; outcome: RunOutcome; detail?: string }>;
 export type AssistantMessage = Message<'assistant.message', { runId: string; text: string }>;
 export type ToolCalled = Message<'tool.called', { runId: string; callId: string; name: string; args: unknown }>;
 export type ToolResult = Message<'tool.result', { runId: string; callId: string; name: string; ok: boolean; result: unknown }>;
 export type TodosUpdated = Message<'todos.updated', { runId?: string; todos: Todo[]; waitForTasks: string[] }>;
 export type WaitDeclared = Message<'wait.declared', { runId: string; taskIds: string[] }>;
-export type WaitInvalidated = Message<'wait.invalidated', { reason: string }>;
+/** G7: human input ended the wait on `taskIds` (the run that follows decides what to wait for next). */
+export type WaitInvalidated = Message<'wait.invalidated', { reason: string; runId?: string; taskIds?: string[] }>;
 export type GuardRejected = Message<'guard.rejected', { runId?: string; rule: string; detail: string }>;
+
+/**
+ * A command of the run needs a person's approval (G7): the approval policy matched it. Automated
+ * approvals are followed at once by `approval.resolved {automated: true}`; the others wait for
+ * `POST /v1/conversations/:id/approvals/:approvalId`, which appends `approval.resolved`.
+ */
+export type ApprovalRequested = Message<'approval.requested', { approvalId: string; runId: string; command: string; reason: string }>;
+/** The decision on an approval: by a person (`automated: false`, ends any wait) or by the policy. */
+export type ApprovalResolved = Message<'approval.resolved', { approvalId: string; decision: 'approve' | 'reject'; by: string; automated: boolean }>;
+/** The agent (or the suspension guard, G6) asked the conversation a question; a person answers it. */
+export type QuestionAsked = Message<'question.asked', { questionId: string; runId: string; text: string }>;
+/** A person's answer (appended by the gateway); it starts a turn at once (G7). */
+export type QuestionAnswered = Message<'question.answered', { questionId: string; text: string; by: string }>;
 
 /** Live output, published during the foreground window only (the log keeps every byte). */
 export type CommandOutput = Message<'command.output', { taskId: string; commandId: string; offset: number; text: string; bytes: number }>;
@@ -60,6 +81,16 @@ export type InternalTaskEvent = Message<
   }
 >;
 
+/**
+ * Stop-all ended the conversation's execution epoch `epoch` (DESIGN.md §6): every unfinished task of
+ * it was asked to stop (`stoppedTasks`, with the attempt each was stopped at) and new work runs under
+ * `nextEpoch`. Appended by the task coordinator; the active run stops and any wait ends.
+ */
+export type EpochEnded = Message<
+  'epoch.ended',
+  { epoch: number; nextEpoch: number; stoppedTaskIds: string[]; stoppedTasks: { taskId: string; attempt: number }[]; by: string }
+>;
+
 export type ConversationEvent =
   | ConversationCreated
   | MemberAdded
@@ -73,12 +104,17 @@ export type ConversationEvent =
   | WaitDeclared
   | WaitInvalidated
   | GuardRejected
+  | ApprovalRequested
+  | ApprovalResolved
+  | QuestionAsked
+  | QuestionAnswered
   | CommandOutput
   | TaskStartedNotice
   | TaskBackgroundedNotice
   | TaskStoppingNotice
   | TaskFinishedNotice
   | TaskResultNotice
-  | InternalTaskEvent;
+  | InternalTaskEvent
+  | EpochEnded;
 
 export type ConversationEventType = ConversationEvent['type'];

@@ -18,7 +18,8 @@ const exitData: RecordExit['data'] = {
 };
 
 const recordExit = (over: Partial<RecordExit['data']> = {}): RecordExit => ({ type: 'RecordExit', data: { ...exitData, ...over }, metadata });
-const markReadable = (outputBytes: number): MarkReadable => ({ type: 'MarkReadable', data: { outputBytes }, metadata });
+const markReadable = (outputBytes: number, truncation?: MarkReadable['data']['truncation']): MarkReadable => ({ type: 'MarkReadable', data: { outputBytes, ...(truncation ? { truncation } : {}) }, metadata });
+const cut = (droppedFrom: number, droppedTo: number, droppedBytes = droppedTo - droppedFrom) => ({ droppedFrom, droppedTo, droppedBytes });
 const markUnavailable = (durableBytes: number, over: Partial<MarkUnavailable['data']> = {}): MarkUnavailable => ({
   type: 'MarkUnavailable',
   data: { ...id, durableBytes, reason: 'runner lost', ...over },
@@ -81,6 +82,29 @@ describe('SandboxCommand decider', () => {
     });
     it('refuses a repeat with another byte count', () => given([exited, readable]).when(markReadable(10)).thenThrows(IllegalState));
     it('refuses once unavailable', () => given([unavailable(5)]).when(markReadable(600)).thenThrows(IllegalState, /unavailable/));
+
+    describe('with a truncation (the output passed the cap)', () => {
+      const truncated: SandboxCommandEvent = { type: 'CommandResultReadable', data: { ...id, outputBytes: 600, truncation: cut(100, 500) }, metadata };
+      it('records the dropped range in the readable event', () => given([exited]).when(markReadable(600, cut(100, 500))).then([truncated]));
+      it('still needs the whole length up to the exit record', () => given([exited]).when(markReadable(500, cut(100, 500))).thenThrows(IllegalState, /500 of 600/));
+      it('rejects an empty, inverted, miscounted or out-of-range dropped range', () => {
+        given([exited]).when(markReadable(600, cut(100, 100))).thenThrows(ValidationError);
+        given([exited]).when(markReadable(600, cut(300, 200))).thenThrows(ValidationError);
+        given([exited]).when(markReadable(600, cut(100, 500, 7))).thenThrows(ValidationError);
+        given([exited]).when(markReadable(600, cut(100, 601))).thenThrows(ValidationError);
+        given([exited]).when(markReadable(600, cut(-1, 5))).thenThrows(ValidationError);
+      });
+      it('is a no-op when repeated with the same range, and refuses another range', () => {
+        given([exited, truncated]).when(markReadable(600, cut(100, 500))).then([]);
+        given([exited, truncated]).when(markReadable(600, cut(100, 400))).thenThrows(IllegalState, /400 dropped/);
+        given([exited, truncated]).when(markReadable(600)).thenThrows(IllegalState);
+        given([exited, readable]).when(markReadable(600, cut(100, 500))).thenThrows(IllegalState);
+      });
+      it('keeps the range through delivery', () => {
+        const s = fold(decider, [exited, truncated, delivered]);
+        expect(s).toMatchObject({ status: 'delivered', outputBytes: 600, truncation: cut(100, 500) });
+      });
+    });
   });
 
   describe('MarkUnavailable', () => {
@@ -94,6 +118,12 @@ describe('SandboxCommand decider', () => {
     });
     it('is a no-op when repeated', () => given([unavailable(5)]).when(markUnavailable(5)).then([]));
     it('rejects a negative byte count', () => given([]).when(markUnavailable(-1)).thenThrows(ValidationError));
+    it('keeps the range the cap dropped before the runner was lost', () => {
+      const e = markUnavailable(900, { truncation: cut(100, 900) });
+      given([]).when(e).then([{ type: 'CommandResultUnavailable', data: { ...e.data }, metadata }]);
+      given([]).when(markUnavailable(800, { truncation: cut(100, 900) })).thenThrows(ValidationError);
+      expect(fold(decider, decider.decide(e, decider.initialState()))).toMatchObject({ status: 'unavailable', durableBytes: 900, truncation: cut(100, 900) });
+    });
   });
 
   describe('MarkDelivered', () => {
@@ -112,7 +142,7 @@ describe('SandboxCommand decider', () => {
       expect(states.map((s) => s.status)).toEqual(['none', 'result_pending', 'readable', 'delivered']);
     });
     it('keeps the exit and the durable prefix of an unavailable result', () => {
-      expect(fold(decider, [exited, unavailable(100)])).toEqual({ status: 'unavailable', ...id, exit: exitData, durableBytes: 100, reason: 'runner lost' });
+      expect(fold(decider, [exited, unavailable(100)])).toEqual({ status: 'unavailable', ...id, exit: exitData, durableBytes: 100, reason: 'runner lost', truncation: null });
       expect(fold(decider, [unavailable(7)])).toMatchObject({ status: 'unavailable', exit: null, durableBytes: 7 });
     });
     it('ignores an event that does not fit the state', () => expect(fold(decider, [readable])).toEqual({ status: 'none' }));

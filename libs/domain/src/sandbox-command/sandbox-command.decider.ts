@@ -1,6 +1,6 @@
 import { assertNever, IllegalState, ValidationError, type Decider } from '@handplane/kernel';
 import type { MarkDelivered, MarkReadable, MarkUnavailable, RecordExit, SandboxCommandCommand } from './sandbox-command.commands';
-import type { CommandExited, CommandResultDelivered, SandboxCommandEvent } from './sandbox-command.events';
+import type { CommandExited, CommandResultDelivered, OutputTruncation, SandboxCommandEvent } from './sandbox-command.events';
 
 /** The runner's exit record as the aggregate remembers it. */
 export type ExitFacts = CommandExited['data'];
@@ -13,11 +13,34 @@ export type ExitFacts = CommandExited['data'];
 export type SandboxCommandState =
   | { status: 'none' }
   | { status: 'result_pending'; exit: ExitFacts }
-  | { status: 'readable'; exit: ExitFacts; outputBytes: number }
-  | { status: 'delivered'; exit: ExitFacts; outputBytes: number; deliveredTo: CommandResultDelivered['data']['deliveredTo'] }
-  | { status: 'unavailable'; commandId: string; taskId: string; attempt: number; exit: ExitFacts | null; durableBytes: number; reason: string };
+  | { status: 'readable'; exit: ExitFacts; outputBytes: number; truncation: OutputTruncation | null }
+  | { status: 'delivered'; exit: ExitFacts; outputBytes: number; truncation: OutputTruncation | null; deliveredTo: CommandResultDelivered['data']['deliveredTo'] }
+  | {
+      status: 'unavailable';
+      commandId: string;
+      taskId: string;
+      attempt: number;
+      exit: ExitFacts | null;
+      durableBytes: number;
+      reason: string;
+      truncation: OutputTruncation | null;
+    };
 
 const isCount = (n: number) => Number.isSafeInteger(n) && n >= 0;
+
+/** What is wrong with a truncation inside `[0, limit)`: a dropped range is never empty and never past the end. */
+function truncationIssues(t: OutputTruncation | undefined, limit: number): string[] {
+  if (t === undefined) return [];
+  if (![t.droppedFrom, t.droppedTo, t.droppedBytes].every(isCount)) return ['truncation offsets must be non-negative integers'];
+  const issues: string[] = [];
+  if (t.droppedFrom >= t.droppedTo) issues.push('a truncation drops at least one byte (droppedFrom < droppedTo)');
+  if (t.droppedTo > limit) issues.push(`truncation ends at ${t.droppedTo}, past ${limit}`);
+  if (t.droppedBytes !== t.droppedTo - t.droppedFrom) issues.push('droppedBytes must equal droppedTo - droppedFrom');
+  return issues;
+}
+
+const sameTruncation = (a: OutputTruncation | null, b: OutputTruncation | undefined) =>
+  (a === null && b === undefined) || (a !== null && b !== undefined && a.droppedFrom === b.droppedFrom && a.droppedTo === b.droppedTo);
 
 function evolve(state: SandboxCommandState, event: SandboxCommandEvent): SandboxCommandState {
   // The stream is the truth: an event that does not fit the state (never produced by decide) leaves it as is.
@@ -25,14 +48,15 @@ function evolve(state: SandboxCommandState, event: SandboxCommandEvent): Sandbox
     case 'CommandExited':
       return state.status === 'none' ? { status: 'result_pending', exit: event.data } : state;
     case 'CommandResultReadable':
-      return state.status === 'result_pending' ? { status: 'readable', exit: state.exit, outputBytes: event.data.outputBytes } : state;
+      return state.status === 'result_pending' ? { status: 'readable', exit: state.exit, outputBytes: event.data.outputBytes, truncation: event.data.truncation ?? null } : state;
     case 'CommandResultUnavailable': {
       if (state.status !== 'none' && state.status !== 'result_pending') return state;
       const { commandId, taskId, attempt, durableBytes, reason } = event.data;
-      return { status: 'unavailable', commandId, taskId, attempt, exit: state.status === 'result_pending' ? state.exit : null, durableBytes, reason };
+      const exit = state.status === 'result_pending' ? state.exit : null;
+      return { status: 'unavailable', commandId, taskId, attempt, exit, durableBytes, reason, truncation: event.data.truncation ?? null };
     }
     case 'CommandResultDelivered':
-      return state.status === 'readable' ? { status: 'delivered', exit: state.exit, outputBytes: state.outputBytes, deliveredTo: event.data.deliveredTo } : state;
+      return state.status === 'readable' ? { ...state, status: 'delivered', deliveredTo: event.data.deliveredTo } : state;
     default:
       return assertNever(event, 'sandbox command event');
   }
@@ -57,18 +81,23 @@ function recordExit(c: RecordExit, s: SandboxCommandState): SandboxCommandEvent[
 }
 
 function markReadable(c: MarkReadable, s: SandboxCommandState): SandboxCommandEvent[] {
-  const n = c.data.outputBytes;
+  const { outputBytes: n, truncation } = c.data;
+  const issues = truncationIssues(truncation, n);
+  if (issues.length) throw new ValidationError('invalid truncation', issues);
   switch (s.status) {
     case 'none':
       throw new IllegalState('no exit recorded: a result is never readable before its exit');
-    case 'result_pending':
-      // Never an empty or partial success: readable means every byte up to the exit record is durable.
+    case 'result_pending': {
+      // Never an empty or partial success: readable means every byte up to the exit record is durable
+      // (or named as dropped by the cap: an explicit gap is not a silent cut).
       if (n !== s.exit.endOffset) throw new IllegalState(`only ${n} of ${s.exit.endOffset} bytes are durable: not readable`);
-      return [{ type: 'CommandResultReadable', data: { commandId: s.exit.commandId, taskId: s.exit.taskId, attempt: s.exit.attempt, outputBytes: n }, metadata: c.metadata }];
+      const data = { commandId: s.exit.commandId, taskId: s.exit.taskId, attempt: s.exit.attempt, outputBytes: n, ...(truncation ? { truncation: { ...truncation } } : {}) };
+      return [{ type: 'CommandResultReadable', data, metadata: c.metadata }];
+    }
     case 'readable':
     case 'delivered':
-      if (n === s.outputBytes) return [];
-      throw new IllegalState(`already readable with ${s.outputBytes} bytes, not ${n}`);
+      if (n === s.outputBytes && sameTruncation(s.truncation, truncation)) return [];
+      throw new IllegalState(`already readable with ${s.outputBytes} bytes${s.truncation ? ` (${s.truncation.droppedBytes} dropped)` : ''}, not ${n}`);
     case 'unavailable':
       throw new IllegalState(`command ${s.commandId} is unavailable: it cannot become readable`);
     default:
@@ -79,7 +108,9 @@ function markReadable(c: MarkReadable, s: SandboxCommandState): SandboxCommandEv
 function markUnavailable(c: MarkUnavailable, s: SandboxCommandState): SandboxCommandEvent[] {
   const d = c.data;
   if (!isCount(d.durableBytes)) throw new ValidationError('invalid durable byte count', ['durableBytes must be a non-negative integer']);
-  const event = (): SandboxCommandEvent[] => [{ type: 'CommandResultUnavailable', data: { ...d }, metadata: c.metadata }];
+  const issues = truncationIssues(d.truncation, d.durableBytes);
+  if (issues.length) throw new ValidationError('invalid truncation', issues);
+  const event = (): SandboxCommandEvent[] => [{ type: 'CommandResultUnavailable', data: { ...d, ...(d.truncation ? { truncation: { ...d.truncation } } : {}) }, metadata: c.metadata }];
   switch (s.status) {
     case 'none':
       return event();

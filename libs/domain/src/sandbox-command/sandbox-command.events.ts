@@ -23,13 +23,30 @@ export type CommandExited = Message<
   }
 >;
 
-/** Every byte up to the exit record is durable in the Command Log. */
-export type CommandResultReadable = Message<'CommandResultReadable', { commandId: string; taskId: string; attempt: number; outputBytes: number }>;
+/**
+ * Bytes the ingestor deliberately did not store because the output passed its cap (OUTPUT_CAP_BYTES):
+ * `[droppedFrom, droppedTo)` of the runner's offsets, `droppedBytes` of them. The output before and
+ * after keeps its real offsets, so the gap is explicit, never a silent cut.
+ */
+export interface OutputTruncation {
+  droppedFrom: number;
+  droppedTo: number;
+  droppedBytes: number;
+}
 
-/** The runner was lost with bytes missing; the durable prefix stays readable. */
+/**
+ * Every byte up to the exit record is durable in the Command Log, except the range `truncation`
+ * names when the output passed the cap (absent: nothing was dropped).
+ */
+export type CommandResultReadable = Message<'CommandResultReadable', { commandId: string; taskId: string; attempt: number; outputBytes: number; truncation?: OutputTruncation }>;
+
+/**
+ * The runner was lost with bytes missing; the durable prefix `[0, durableBytes)` stays readable (minus
+ * `truncation`, when the cap had already dropped a range).
+ */
 export type CommandResultUnavailable = Message<
   'CommandResultUnavailable',
-  { commandId: string; taskId: string; attempt: number; durableBytes: number; reason: string }
+  { commandId: string; taskId: string; attempt: number; durableBytes: number; reason: string; truncation?: OutputTruncation }
 >;
 
 /** The result was handed to the agent or a person. */

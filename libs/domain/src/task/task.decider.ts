@@ -1,8 +1,9 @@
-import { assertNever, IllegalState, NotFound, type Decider, type Metadata } from '@handplane/kernel';
-import type { BackgroundTask, FailStart, FinishTask, RegisterTask, RequestStop, StartTask, TaskCommand } from './task.commands';
-import type { StopReason, TaskEvent, TaskFinished, TaskRegistered, TerminalTaskStatus } from './task.events';
+import { assertNever, Conflict, IllegalState, NotFound, type Decider, type Metadata } from '@handplane/kernel';
+import type { AbandonStart, BackgroundTask, FailStart, FinishTask, RecordStopSignal, RegisterTask, RequestStop, RetryPolicy, StartTask, TaskCommand } from './task.commands';
+import type { StopReason, TaskEvent, TaskFinished, TaskRegistered, TaskRetried, TerminalTaskStatus } from './task.events';
+import { finishedStatus, stoppedStatus } from './task.status';
 
-/** What a task was registered with (everything but the environment, which only the runner needs). */
+/** What a task was registered with (everything but the environment, which only the runner needs). `commandId` and `attempt` follow retries. */
 export type TaskFacts = Omit<TaskRegistered['data'], 'env'>;
 
 /** The stop request a stopping task is carrying out. */
@@ -10,15 +11,17 @@ export interface StopRequest {
   readonly reason: StopReason;
   readonly requestedBy: string;
   readonly requestedAt: string;
+  /** When the runner acknowledged the signal (TaskStopSignalled); null while a signal is still owed. */
+  readonly signalledAt: string | null;
 }
 
 interface Registered {
   readonly task: TaskFacts;
   readonly background: boolean;
-  /** Runner that accepted the command; null until Exec answered. */
+  /** Runner that accepted the current attempt; null until Exec answered. */
   readonly runnerId: string | null;
   readonly startedAt: string | null;
-  /** Set once the start failed (TaskStartFailed); the TaskFinished that follows makes it terminal. */
+  /** Set once the current attempt's start failed (TaskStartFailed); the event that follows settles it. */
   readonly startFailure: string | null;
 }
 
@@ -37,6 +40,8 @@ export type TaskState =
       readonly finishedAt: string;
     });
 
+type Live = Extract<TaskState, { status: 'starting' | 'running' | 'stopping' }>;
+
 /** The terminal statuses, for readers that filter on them. */
 export const TERMINAL_TASK_STATUSES: readonly TerminalTaskStatus[] = ['succeeded', 'failed', 'cancelled', 'timed_out', 'lost'];
 
@@ -44,6 +49,8 @@ export const TERMINAL_TASK_STATUSES: readonly TerminalTaskStatus[] = ['succeeded
 export function isTerminalStatus(status: TaskState['status']): status is TerminalTaskStatus {
   return (TERMINAL_TASK_STATUSES as readonly string[]).includes(status);
 }
+
+export { finishedStatus };
 
 const meta = (m: Metadata): Metadata => ({ at: m.at, ...(m.actor ? { actor: m.actor } : {}), ...(m.traceparent ? { traceparent: m.traceparent } : {}) });
 
@@ -53,31 +60,14 @@ function factsOf(data: TaskRegistered['data']): TaskFacts {
   return facts;
 }
 
-/**
- * How a finished command maps to the task's terminal status. A signal is the stop we asked for
- * (cancelled, or timed_out for a deadline) only when a stop was requested; otherwise a signal is a
- * failure. No exit information at all with missing bytes means the host was lost.
- */
-export function finishedStatus(stop: StopRequest | null, r: FinishTask['data']): TerminalTaskStatus {
-  if (r.signal !== null) {
-    if (!stop) return 'failed';
-    switch (stop.reason) {
-      case 'deadline':
-        return 'timed_out';
-      case 'user':
-      case 'stop_all':
-      case 'policy':
-        return 'cancelled';
-      default:
-        return assertNever(stop.reason, 'stop reason');
-    }
-  }
-  if (r.exitCode === 0) return 'succeeded';
-  if (r.exitCode !== null) return 'failed';
-  return r.resultState === 'unavailable' ? 'lost' : 'failed';
+/** The registered task (NotFound before registration); Conflict when `attempt` names another attempt than the current one. */
+function live(s: TaskState, attempt: number | undefined): Live | Extract<TaskState, { status: TerminalTaskStatus }> {
+  if (s.status === 'none') throw new NotFound('unknown task');
+  if (attempt !== undefined && attempt !== s.task.attempt) throw new Conflict(`attempt ${attempt} is not the task's current attempt (${s.task.attempt})`);
+  return s;
 }
 
-function finished(s: Registered, status: TerminalTaskStatus, r: FinishTask['data'], m: Metadata): TaskFinished {
+function finished(s: Registered, status: TerminalTaskStatus, r: Omit<FinishTask['data'], 'attempt'>, m: Metadata): TaskFinished {
   const { taskId, commandId, attempt } = s.task;
   return {
     type: 'TaskFinished',
@@ -86,16 +76,30 @@ function finished(s: Registered, status: TerminalTaskStatus, r: FinishTask['data
   };
 }
 
+const NOTHING_RAN = { exitCode: null, signal: null, resultState: 'unavailable', outputBytes: 0 } as const;
+
+/** The next attempt, when the policy leaves one. */
+function retried(s: Registered, retry: RetryPolicy | undefined, reason: string, m: Metadata): TaskRetried | null {
+  const { taskId, commandId, attempt } = s.task;
+  if (!retry || attempt >= retry.maxAttempts) return null;
+  if (retry.nextCommandId === commandId) throw new IllegalState('a new attempt needs a new command id');
+  return {
+    type: 'TaskRetried',
+    data: { taskId, previousCommandId: commandId, previousAttempt: attempt, commandId: retry.nextCommandId, attempt: attempt + 1, reason, retriedAt: m.at },
+    metadata: meta(m),
+  };
+}
+
 function register(c: RegisterTask, s: TaskState): TaskEvent[] {
   if (s.status === 'none') return [{ type: 'TaskRegistered', data: { ...c.data, registeredAt: c.metadata.at }, metadata: meta(c.metadata) }];
   const t = s.task;
-  const same = t.commandId === c.data.commandId && t.tenant === c.data.tenant && t.conversationId === c.data.conversationId && t.userId === c.data.userId && t.command === c.data.command;
+  const same = t.taskId === c.data.taskId && t.tenant === c.data.tenant && t.conversationId === c.data.conversationId && t.userId === c.data.userId && t.command === c.data.command;
   if (!same) throw new IllegalState('this request id already registered a different task');
   return [];
 }
 
-function start(c: StartTask, s: TaskState): TaskEvent[] {
-  if (s.status === 'none') throw new NotFound('unknown task');
+function start(c: StartTask, state: TaskState): TaskEvent[] {
+  const s = live(state, c.data.attempt);
   if (isTerminalStatus(s.status)) throw new IllegalState(`task already finished (${s.status})`);
   if (s.runnerId !== null) {
     if (s.runnerId === c.data.runnerId) return [];
@@ -106,22 +110,27 @@ function start(c: StartTask, s: TaskState): TaskEvent[] {
   return [{ type: 'TaskStarted', data: { taskId, commandId, attempt, runnerId: c.data.runnerId, startedAt: c.metadata.at }, metadata: meta(c.metadata) }];
 }
 
-function failStart(c: FailStart, s: TaskState): TaskEvent[] {
-  if (s.status === 'none') throw new NotFound('unknown task');
+function failStart(c: FailStart, state: TaskState): TaskEvent[] {
+  const s = live(state, c.data.attempt);
   if (isTerminalStatus(s.status)) {
     if (s.startFailure !== null) return [];
     throw new IllegalState(`task already finished (${s.status})`);
   }
   if (s.runnerId !== null) throw new IllegalState('task already started');
-  const fin = finished(s, 'failed', { exitCode: null, signal: null, resultState: 'unavailable', outputBytes: 0 }, c.metadata);
-  // A start failure recorded without its TaskFinished (the second append was lost) only needs the finish.
-  if (s.startFailure !== null) return [fin];
+  // A start failure recorded without what follows it (the second append was lost) only needs the rest;
+  // the same policy decides the same way.
+  const reason = s.startFailure ?? c.data.reason;
+  const next =
+    s.status === 'stopping'
+      ? finished(s, stoppedStatus(s.stop.reason), NOTHING_RAN, c.metadata)
+      : (retried(s, c.data.retry, `start failed: ${reason}`, c.metadata) ?? finished(s, 'failed', NOTHING_RAN, c.metadata));
+  if (s.startFailure !== null) return [next];
   const { taskId, commandId, attempt } = s.task;
-  return [{ type: 'TaskStartFailed', data: { taskId, commandId, attempt, reason: c.data.reason, failedAt: c.metadata.at }, metadata: meta(c.metadata) }, fin];
+  return [{ type: 'TaskStartFailed', data: { taskId, commandId, attempt, reason, failedAt: c.metadata.at }, metadata: meta(c.metadata) }, next];
 }
 
-function background(c: BackgroundTask, s: TaskState): TaskEvent[] {
-  if (s.status === 'none') throw new NotFound('unknown task');
+function background(c: BackgroundTask, state: TaskState): TaskEvent[] {
+  const s = live(state, undefined);
   if (isTerminalStatus(s.status)) throw new IllegalState(`task already finished (${s.status})`);
   if (s.runnerId === null) throw new IllegalState('task has not started');
   if (s.background) return [];
@@ -129,9 +138,8 @@ function background(c: BackgroundTask, s: TaskState): TaskEvent[] {
   return [{ type: 'TaskBackgrounded', data: { taskId, commandId, attempt, backgroundedAt: c.metadata.at }, metadata: meta(c.metadata) }];
 }
 
-function requestStop(c: RequestStop, s: TaskState): TaskEvent[] {
-  if (s.status === 'none') throw new NotFound('unknown task');
-  if (c.data.attempt !== undefined && c.data.attempt !== s.task.attempt) throw new IllegalState(`attempt ${c.data.attempt} is not the task's current attempt (${s.task.attempt})`);
+function requestStop(c: RequestStop, state: TaskState): TaskEvent[] {
+  const s = live(state, c.data.attempt);
   if (isTerminalStatus(s.status)) throw new IllegalState(`task already finished (${s.status})`);
   if (s.status === 'stopping') return [];
   const { taskId, commandId, attempt, epoch } = s.task;
@@ -144,11 +152,34 @@ function requestStop(c: RequestStop, s: TaskState): TaskEvent[] {
   ];
 }
 
-function finish(c: FinishTask, s: TaskState): TaskEvent[] {
-  if (s.status === 'none') throw new NotFound('unknown task');
+function recordStopSignal(c: RecordStopSignal, state: TaskState): TaskEvent[] {
+  const s = live(state, c.data.attempt);
+  // The exit may have settled the task while the signal was on its way: nothing left to record.
+  if (isTerminalStatus(s.status)) return [];
+  if (s.status !== 'stopping') throw new IllegalState('no stop was requested');
+  if (s.runnerId !== c.data.runnerId) throw new IllegalState(`the task runs on ${s.runnerId ?? 'no runner'}, not ${c.data.runnerId}`);
+  if (s.stop.signalledAt !== null) return [];
+  const { taskId, commandId, attempt } = s.task;
+  return [{ type: 'TaskStopSignalled', data: { taskId, commandId, attempt, runnerId: c.data.runnerId, outcome: c.data.outcome, signalledAt: c.metadata.at }, metadata: meta(c.metadata) }];
+}
+
+function abandonStart(c: AbandonStart, state: TaskState): TaskEvent[] {
+  const s = live(state, undefined);
+  if (isTerminalStatus(s.status)) return [];
+  if (s.status !== 'stopping') throw new IllegalState('no stop was requested: the task must be started or fail its start');
+  if (s.runnerId !== null) throw new IllegalState(`task started on runner ${s.runnerId}: only its exit can finish it`);
+  return [finished(s, stoppedStatus(s.stop.reason), NOTHING_RAN, c.metadata)];
+}
+
+function finish(c: FinishTask, state: TaskState): TaskEvent[] {
+  const s = live(state, c.data.attempt);
   if (isTerminalStatus(s.status)) return [];
   if (s.runnerId === null) throw new IllegalState('task has not started');
-  return [finished(s, finishedStatus(s.status === 'stopping' ? s.stop : null, c.data), c.data, c.metadata)];
+  const stop = s.status === 'stopping' ? s.stop : null;
+  const status = finishedStatus(stop, c.data);
+  // Only a lost attempt nobody asked to stop is worth another try.
+  const retry = status === 'lost' && stop === null ? retried(s, c.data.retry, 'runner lost', c.metadata) : null;
+  return [retry ?? finished(s, status, c.data, c.metadata)];
 }
 
 function decide(command: TaskCommand, state: TaskState): TaskEvent[] {
@@ -163,6 +194,10 @@ function decide(command: TaskCommand, state: TaskState): TaskEvent[] {
       return background(command, state);
     case 'RequestStop':
       return requestStop(command, state);
+    case 'RecordStopSignal':
+      return recordStopSignal(command, state);
+    case 'AbandonStart':
+      return abandonStart(command, state);
     case 'FinishTask':
       return finish(command, state);
     default:
@@ -170,13 +205,16 @@ function decide(command: TaskCommand, state: TaskState): TaskEvent[] {
   }
 }
 
-// evolve is total and lenient: it folds whatever the log holds; decide() is where rules are enforced.
+const current = (s: Registered, attempt: number) => s.task.attempt === attempt;
+
+// evolve is total and lenient: it folds whatever the log holds (events of an earlier attempt change
+// nothing); decide() is where rules are enforced.
 function evolve(state: TaskState, event: TaskEvent): TaskState {
   if (event.type === 'TaskRegistered') {
     if (state.status !== 'none') return state;
     return { status: 'starting', task: factsOf(event.data), background: false, runnerId: null, startedAt: null, startFailure: null };
   }
-  if (state.status === 'none') return state;
+  if (state.status === 'none' || !current(state, event.type === 'TaskRetried' ? event.data.previousAttempt : event.data.attempt)) return state;
   switch (event.type) {
     case 'TaskStarted':
       if (state.status === 'starting') return { ...state, status: 'running', runnerId: event.data.runnerId, startedAt: event.data.startedAt };
@@ -188,8 +226,15 @@ function evolve(state: TaskState, event: TaskEvent): TaskState {
       return { ...state, background: true };
     case 'TaskStopRequested': {
       if (state.status !== 'starting' && state.status !== 'running') return state;
-      const stop = { reason: event.data.reason, requestedBy: event.data.requestedBy, requestedAt: event.data.requestedAt };
+      const stop: StopRequest = { reason: event.data.reason, requestedBy: event.data.requestedBy, requestedAt: event.data.requestedAt, signalledAt: null };
       return { ...state, status: 'stopping', stop };
+    }
+    case 'TaskStopSignalled':
+      return state.status === 'stopping' ? { ...state, stop: { ...state.stop, signalledAt: event.data.signalledAt } } : state;
+    case 'TaskRetried': {
+      if (isTerminalStatus(state.status)) return state;
+      const task = { ...state.task, commandId: event.data.commandId, attempt: event.data.attempt };
+      return { status: 'starting', task, background: state.background, runnerId: null, startedAt: null, startFailure: null };
     }
     case 'TaskFinished': {
       const d = event.data;
@@ -201,7 +246,11 @@ function evolve(state: TaskState, event: TaskEvent): TaskState {
   }
 }
 
-/** The task aggregate (DESIGN.md §3): starting → running → stopping → succeeded | failed | cancelled | timed_out | lost. */
+/**
+ * The task aggregate (DESIGN.md §3): starting → running → stopping → succeeded | failed | cancelled |
+ * timed_out | lost, with retries (a lost attempt, or a transient start failure, may start over as
+ * attempt n+1 under the same task id) and generation fences (commands naming an attempt).
+ */
 export const taskDecider: Decider<TaskState, TaskCommand, TaskEvent> = {
   initialState: () => ({ status: 'none' }),
   evolve,

@@ -60,5 +60,27 @@ export type TaskFinished = Message<
   }
 >;
 
+/**
+ * The runner acknowledged the stop signal of the current attempt (`delivered`: SIGTERM sent, SIGKILL
+ * follows after the grace period; `already_exited`: nothing left to signal). The task stays
+ * `stopping` until the exit is proven by the command's result; this only records that no further
+ * signal is needed.
+ */
+export type TaskStopSignalled = Message<
+  'TaskStopSignalled',
+  { taskId: string; commandId: string; attempt: number; runnerId: string; outcome: 'delivered' | 'already_exited'; signalledAt: string }
+>;
+
+/**
+ * The attempt ended without a result worth keeping (its runner was lost, or its start failed for a
+ * transient reason) and the retry policy allows another: attempt `attempt` starts under the same
+ * task id as a new command (`commandId`). No TaskFinished is recorded for the abandoned attempt, so
+ * the task completes (and wakes the agent) once.
+ */
+export type TaskRetried = Message<
+  'TaskRetried',
+  { taskId: string; previousCommandId: string; previousAttempt: number; commandId: string; attempt: number; reason: string; retriedAt: string }
+>;
+
 /** Everything that can happen to a task. */
-export type TaskEvent = TaskRegistered | TaskStarted | TaskStartFailed | TaskBackgrounded | TaskStopRequested | TaskFinished;
+export type TaskEvent = TaskRegistered | TaskStarted | TaskStartFailed | TaskBackgrounded | TaskStopRequested | TaskStopSignalled | TaskRetried | TaskFinished;

@@ -3,9 +3,12 @@ import { DataSource } from 'typeorm';
 import { Unavailable } from '@handplane/kernel';
 import { Initial1764450000001 } from './migrations/0001-initial';
 import { TaskCoordinatorWindows1764450000210 } from './migrations/0002-task-coordinator-windows';
+import { TaskCoordinatorStops1764450000230 } from './migrations/0003-task-coordinator-stops';
+import { LogIngestorCap1764450000400 } from './migrations/0004-log-ingestor-cap';
+import { GatewayPrompts1764450000500 } from './migrations/0005-gateway-prompts';
 
 /** Every migration, in order. Never `synchronize`. */
-export const MIGRATIONS = [Initial1764450000001, TaskCoordinatorWindows1764450000210];
+export const MIGRATIONS = [Initial1764450000001, TaskCoordinatorWindows1764450000210, TaskCoordinatorStops1764450000230, LogIngestorCap1764450000400, GatewayPrompts1764450000500];
 
 /** Creates the database named in `url` when it does not exist. */
 export async function ensureDatabase(url: string): Promise<void> {

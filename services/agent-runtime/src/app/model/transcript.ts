@@ -5,6 +5,11 @@ export interface ToolCall {
   readonly callId: string;
   readonly name: string;
   readonly args: Record<string, unknown>;
+  /**
+   * Set by the runtime only (never taken from a model): this `exec` re-runs a call a person
+   * approved, so the approval policy is not asked again.
+   */
+  readonly approvalId?: string;
 }
 
 /** What the model answers: tool calls to run, and/or text. No tool calls ends the turn. */
@@ -21,11 +26,21 @@ export type TranscriptEntry =
   | { readonly kind: 'user'; readonly messageId: string; readonly userId: string; readonly text: string }
   | { readonly kind: 'assistant'; readonly runId: string; readonly toolCalls: readonly ToolCall[]; readonly text?: string }
   | { readonly kind: 'tool_result'; readonly callId: string; readonly name: string; readonly ok: boolean; readonly result: unknown }
-  | ({ readonly kind: 'task_event' } & InternalTaskEvent['data']);
+  | ({ readonly kind: 'task_event' } & InternalTaskEvent['data'])
+  /** The runtime speaks to the model: a forced turn of the suspension guard (G6). */
+  | { readonly kind: 'guard'; readonly rule: string; readonly detail: string }
+  /** A person answered a question of the agent. */
+  | { readonly kind: 'answer'; readonly questionId: string; readonly text: string; readonly by: string }
+  /**
+   * A person decided on an approval. When approved, the runtime runs the command itself as call
+   * `callId`, whose result follows in the transcript.
+   */
+  | { readonly kind: 'approval'; readonly approvalId: string; readonly decision: 'approve' | 'reject'; readonly by: string; readonly command: string; readonly callId?: string };
 
-/** The model port: the scripted model today, an OpenAI-compatible provider in a later issue. */
+/** The model port: the scripted model or an OpenAI-compatible provider. */
 export interface ModelProvider {
-  next(transcript: readonly TranscriptEntry[]): Promise<ModelResponse>;
+  /** The next response; `signal` aborts it when the run is interrupted. */
+  next(transcript: readonly TranscriptEntry[], signal?: AbortSignal): Promise<ModelResponse>;
 }
 
 /** Tool results the model reads (what the tools in `../tools` return on success). */
@@ -57,6 +72,19 @@ export interface ReadOutputResult {
   readonly resultState: string;
   /** True when the task has finished and every byte of its output up to `nextOffset` was read. */
   readonly eof: boolean;
+}
+/** `exec` of a command the approval policy gives to a person: the turn should end; the decision starts the next one. */
+export interface ExecAwaitingApproval {
+  readonly status: 'approval_pending';
+  readonly approvalId: string;
+  readonly command: string;
+  readonly message: string;
+}
+/** `ask_user`: the question is on the conversation; the answer starts the next turn. */
+export interface QuestionPosted {
+  readonly questionId: string;
+  readonly status: 'asked';
+  readonly message: string;
 }
 /** A tool's error answer (`ok: false`). */
 export interface ToolError {

@@ -17,9 +17,13 @@ export interface ActiveRun {
   readonly trigger: RunTrigger;
   readonly taskId?: string;
   readonly messageId?: string;
+  readonly questionId?: string;
+  readonly approvalId?: string;
   /** Model responses so far; part of every message id of the run. */
   readonly step: number;
   readonly pending: PendingCalls | null;
+  /** Turns the suspension guard (G6) has forced in this run. */
+  readonly forced?: number;
 }
 
 /** An event to publish to CONV with its deterministic message id. */
@@ -30,8 +34,9 @@ export interface OutboxEntry {
 
 /**
  * Everything a run needs to go on after a crash or on another instance: the decider state (todos,
- * wait), the model transcript (carried across runs, so a woken run continues the same plan), the
- * run in progress and the events written with this checkpoint. Those are published after the
+ * wait, open questions and approvals), the model transcript (messages, tool calls and results;
+ * carried across runs, so a woken run continues the same plan), the run in progress with its
+ * pending tool calls, and the events written with this checkpoint. Those are published after the
  * checkpoint commits, and again on resume: their ids make a second publish a no-op.
  */
 export interface Checkpoint {

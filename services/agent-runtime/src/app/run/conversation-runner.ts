@@ -2,15 +2,15 @@ import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { Clock } from '@handplane/kernel';
 import type { Topology } from '@handplane/contracts';
-import { conversationRunDecider as decider, type ConversationRunCommand, type ConversationRunEvent } from '@handplane/domain';
+import { admitsWakeups } from '@handplane/domain';
 import { inTransaction, type EventStore, type Logger } from '@handplane/platform';
 import type { ModelProvider } from '../model/transcript';
-import { callTool } from '../tools/tools';
-import type { Tool, ToolContext } from '../tools/tool';
+import type { Tool } from '../tools/tool';
 import { clearOutbox, loadCheckpoint, saveCheckpoint, type Checkpoint } from './checkpoint';
+import { advance } from './engine';
 import { releaseLease, renewLease, takeLease } from './lease';
-import { consumeItem, conversationsNeedingWork, hasWork, lockNextItem } from './queue';
-import { afterModel, afterToolCall, finishRun, MAX_STEPS_PER_RUN, startRun } from './run-steps';
+import { consumeItem, conversationsNeedingWork, hasSteeringMessage, hasWork, lockNextItem, lockSteeringMessages } from './queue';
+import { isStale, startRun, steer } from './run-steps';
 
 export interface RunnerDeps {
   readonly pool: Pool;
@@ -28,9 +28,10 @@ export interface RunnerDeps {
 }
 
 /**
- * Drives conversations: one run at a time per conversation under a lease in Postgres, messages
- * before task completions, model → tools → checkpoint until the model ends its turn, then the
- * next queued item before the lease is given up.
+ * Drives conversations: one run at a time per conversation under a lease in Postgres (renewed by
+ * a heartbeat; an expired lease lets another instance resume the run from its checkpoint), human
+ * input before task completions, model → tools → checkpoint after every step until the model ends
+ * its turn, then the next queued item before the lease is given up.
  */
 export class ConversationRunner {
   private readonly driving = new Map<string, { again: boolean }>();
@@ -110,75 +111,59 @@ export class ConversationRunner {
     await this.publish(conversationId, cp); // a resumed run may not have published its last step
     for (;;) {
       signal.throwIfAborted();
-      const next = cp.active ? await this.step(conversationId, cp, signal) : await this.startNext(conversationId, cp);
+      const next = cp.active ? ((await this.steer(conversationId, cp)) ?? (await this.step(conversationId, cp, signal))) : await this.startNext(conversationId, cp);
       if (!next) return;
       cp = next;
       await this.publish(conversationId, cp);
     }
   }
 
-  /** Takes the next queued item and starts its run, in the transaction that writes the first checkpoint. */
+  /**
+   * Takes the next queued item and starts its run, in the transaction that writes the first
+   * checkpoint. Task completions wait while a question or approval is open (G10); input for a
+   * question or approval no longer open is consumed without a run.
+   */
   private startNext(conversationId: string, cp: Checkpoint): Promise<Checkpoint | undefined> {
     return inTransaction(this.d.pool, async (c) => {
-      const item = await lockNextItem(c, conversationId);
-      if (!item) return undefined;
-      const runId = randomUUID();
-      await renewLease(c, conversationId, this.d.owner, this.d.leaseMs, runId);
-      await consumeItem(c, conversationId, item, runId);
-      const next = await saveCheckpoint(c, conversationId, cp, startRun(cp, item, runId, this.now()));
-      this.d.logger.info({ conversationId, runId, trigger: next.active?.trigger, userId: next.active?.userId }, 'run started');
-      return next;
+      for (;;) {
+        const item = await lockNextItem(c, conversationId, { wakeups: admitsWakeups(cp.conv) });
+        if (!item) return undefined;
+        if (isStale(cp, item)) {
+          await consumeItem(c, conversationId, item, 'ignored:stale');
+          continue;
+        }
+        const runId = randomUUID();
+        await renewLease(c, conversationId, this.d.owner, this.d.leaseMs, runId);
+        await consumeItem(c, conversationId, item, runId);
+        const next = await saveCheckpoint(c, conversationId, cp, startRun(cp, item, runId, this.now()));
+        this.d.logger.info({ conversationId, runId, trigger: next.active?.trigger, userId: next.active?.userId }, 'run started');
+        return next;
+      }
+    });
+  }
+
+  /** Between model calls, user messages that arrived during the run steer it (G7); undefined when there are none. */
+  private async steer(conversationId: string, cp: Checkpoint): Promise<Checkpoint | undefined> {
+    if (cp.active!.pending || !(await hasSteeringMessage(this.d.pool, conversationId))) return undefined;
+    return inTransaction(this.d.pool, async (c) => {
+      const messages = await lockSteeringMessages(c, conversationId);
+      if (!messages.length) return undefined;
+      await renewLease(c, conversationId, this.d.owner, this.d.leaseMs);
+      for (const m of messages) await consumeItem(c, conversationId, m, cp.active!.runId);
+      this.d.logger.info({ conversationId, runId: cp.active!.runId, messages: messages.length }, 'run steered');
+      return saveCheckpoint(c, conversationId, cp, steer(cp, messages, this.now()));
     });
   }
 
   private async step(conversationId: string, cp: Checkpoint, signal: AbortSignal): Promise<Checkpoint> {
     const run = cp.active!;
-    let next: Checkpoint;
-    if (!run.pending) {
-      next =
-        run.step >= MAX_STEPS_PER_RUN
-          ? finishRun(cp, this.now(), [], { outcome: 'failed', detail: `the model did not end its turn within ${MAX_STEPS_PER_RUN} responses` })
-          : afterModel(cp, await this.d.model.next(cp.transcript), this.now());
-    } else {
-      const call = run.pending.calls[run.pending.done]!;
-      const { ctx, decided } = this.toolContext(conversationId, cp, call.callId, signal);
-      const outcome = await callTool(this.d.tools, call, ctx, this.d.logger);
-      next = afterToolCall(cp, call, outcome, decided, ctx.at);
-    }
+    const next = await advance(conversationId, cp, { model: this.d.model, tools: this.d.tools, logger: this.d.logger, now: () => this.now() }, signal);
     const stored = await inTransaction(this.d.pool, async (c) => {
       await renewLease(c, conversationId, this.d.owner, this.d.leaseMs);
       return saveCheckpoint(c, conversationId, cp, next);
     });
     if (!stored.active) this.d.logger.info({ conversationId, runId: run.runId }, 'run finished');
     return stored;
-  }
-
-  private toolContext(conversationId: string, cp: Checkpoint, callId: string, signal: AbortSignal): { ctx: ToolContext; decided: ConversationRunEvent[] } {
-    const run = cp.active!;
-    const decided: ConversationRunEvent[] = [];
-    let live = cp.conv;
-    const ctx: ToolContext = {
-      conversationId,
-      runId: run.runId,
-      userId: run.userId,
-      callId,
-      at: this.now(),
-      snapshot: run.pending!.snapshot,
-      signal,
-      decide(commands: readonly ConversationRunCommand[]) {
-        let s = live;
-        const out: ConversationRunEvent[] = [];
-        for (const command of commands) {
-          const events = decider.decide(command, s);
-          s = events.reduce((acc, e) => decider.evolve(acc, e), s);
-          out.push(...events);
-        }
-        live = s;
-        decided.push(...out);
-        return out;
-      },
-    };
-    return { ctx, decided };
   }
 
   private async publish(conversationId: string, cp: Checkpoint): Promise<void> {

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { NotFound, ValidationError } from '@handplane/kernel';
 import { isTerminalTaskStatus } from '@handplane/domain';
-import { markResultRead } from '../run/queue';
+import { checkRepeatedRead } from '../guards/guards';
 import type { ReadOutputResult } from '../model/transcript';
-import { displayText, readCommandLog, utf8SafeLength } from './command-log';
-import { readTask } from './task-view';
-import type { Tool, ToolDeps } from './tool';
+import { displayText, utf8SafeLength } from './command-log';
+import { readsOfRun } from './history';
+import { invalidArgs, type Tool, type ToolDeps } from './tool';
 
 /** Most bytes one `read_output` returns; `nextOffset` continues from there. */
 export const READ_OUTPUT_CAP = 64 * 1024;
@@ -15,21 +15,23 @@ const argsSchema = z.object({ taskId: z.string().min(1).max(200), offset: z.numb
 /**
  * `read_output(taskId, offset?)`: the task's output from the durable Command Log, as text (invalid
  * UTF-8 replaced for display only), at most 64 KiB per call. Reading a finished task's result
- * means its completion needs no run of its own.
+ * means its completion needs no run of its own. Reading a running task again where the last read
+ * found nothing new is polling (G3) and is refused.
  */
 export function readOutputTool(deps: ToolDeps): Tool {
   return async (args, ctx) => {
     const parsed = argsSchema.safeParse(args);
-    if (!parsed.success) throw new ValidationError(`invalid read_output arguments: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'args'}: ${i.message}`).join('; ')}`);
+    if (!parsed.success) throw new ValidationError(invalidArgs('read_output', parsed.error.issues));
     const { taskId, offset = 0 } = parsed.data;
-    const task = await readTask(deps.store, deps.topology, taskId);
+    const task = await deps.host.readTask(taskId);
     if (!task || task.conversationId !== ctx.conversationId) throw new NotFound(`task ${taskId} is not a task of this conversation`);
-    const read = await readCommandLog(deps.pool, task.commandId, offset, READ_OUTPUT_CAP);
+    const read = await deps.host.readLog(task.commandId, offset, READ_OUTPUT_CAP);
     const keep = read.bytes.length === READ_OUTPUT_CAP ? utf8SafeLength(read.bytes) : read.bytes.length;
     const bytes = read.bytes.subarray(0, keep);
-    const nextOffset = offset + bytes.length;
     const finished = isTerminalTaskStatus(task.status);
-    if (finished) await markResultRead(deps.pool, { conversationId: ctx.conversationId, taskId, attempt: task.attempt, userId: task.userId, runId: ctx.runId });
+    checkRepeatedRead(readsOfRun(ctx.history, ctx.runId), taskId, offset, bytes.length, finished);
+    const nextOffset = offset + bytes.length;
+    if (finished) await deps.host.markResultRead({ conversationId: ctx.conversationId, taskId, attempt: task.attempt, userId: task.userId, runId: ctx.runId });
     const result: ReadOutputResult = {
       taskId,
       commandId: task.commandId,

@@ -29,6 +29,7 @@ export function foldTask(events: readonly TaskEvent[]): TaskView | undefined {
     else if (e.type === 'TaskStarted') v = { ...v, status: v.status === 'starting' ? 'running' : v.status, attempt: e.data.attempt };
     else if (e.type === 'TaskBackgrounded') v = { ...v, background: true };
     else if (e.type === 'TaskStopRequested') v = v.status === 'running' || v.status === 'starting' ? { ...v, status: 'stopping' } : v;
+    else if (e.type === 'TaskRetried') v = { ...v, status: 'starting', commandId: e.data.commandId, attempt: e.data.attempt };
     else if (e.type === 'TaskFinished') {
       const d = e.data;
       v = { ...v, status: d.status, attempt: d.attempt, exitCode: d.exitCode, signal: d.signal, resultState: d.resultState, outputBytes: d.outputBytes };
@@ -59,7 +60,10 @@ export async function taskStatus(nats: Nats, t: Topology, taskId: string): Promi
     case 'TaskStartFailed': // TaskFinished{failed} follows it
       return 'starting';
     case 'TaskStopRequested':
+    case 'TaskStopSignalled':
       return 'stopping';
+    case 'TaskRetried':
+      return 'starting';
     case 'TaskStarted':
     case 'TaskBackgrounded':
       return 'running';

@@ -1,10 +1,7 @@
 import { z } from 'zod';
 import { ValidationError } from '@handplane/kernel';
-import { validateTaskWaitReplySchema } from '@handplane/contracts';
 import type { ConversationRunCommand, TaskStatus, Todo, WaitCheck } from '@handplane/domain';
-import { callRpc } from '@handplane/platform';
-import { taskStatus } from './task-view';
-import type { Tool, ToolContext, ToolDeps } from './tool';
+import { invalidArgs, type Tool, type ToolContext, type ToolDeps } from './tool';
 
 const argsSchema = z.object({
   todos: z
@@ -28,7 +25,7 @@ const argsSchema = z.object({
 export function writeTodosTool(deps: ToolDeps): Tool {
   return async (args, ctx) => {
     const parsed = argsSchema.safeParse(args);
-    if (!parsed.success) throw new ValidationError(`invalid write_todos arguments: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'args'}: ${i.message}`).join('; ')}`);
+    if (!parsed.success) throw new ValidationError(invalidArgs('write_todos', parsed.error.issues));
     const todos: Todo[] = parsed.data.todos.map((t) => ({ ...t, taskIds: t.taskIds ?? [] }));
     const waitFor = [...new Set(parsed.data.wait_for_tasks ?? [])];
     const validation = waitFor.length ? await validateWait(deps, ctx.conversationId, waitFor) : [];
@@ -44,16 +41,21 @@ export function writeTodosTool(deps: ToolDeps): Tool {
 }
 
 async function validateWait(deps: ToolDeps, conversationId: string, taskIds: string[]): Promise<WaitCheck[] | { error: { code: string; message: string } }> {
-  const reply = await callRpc(deps.nats.nc, deps.topology.rpc.validateTaskWait, { conversationId, taskIds }, validateTaskWaitReplySchema);
+  const reply = await deps.host.validateWait(conversationId, taskIds);
   if (!reply.ok) return { error: reply.error };
   return reply.results.map((r) => ({ taskId: r.taskId, valid: r.valid, ...(r.reason ? { reason: r.reason } : {}) }));
 }
 
-/** Status of every task bound (explicitly or, per the snapshot, implicitly) to a todo marked completed. */
+/**
+ * Status of every task bound to a todo marked completed: explicitly, per the snapshot, or per the
+ * live state (a task an earlier call of the same response launched, G8). Read live, so a task that
+ * finished a moment ago lets its todo complete.
+ */
 async function statusesOfCompleted(deps: ToolDeps, ctx: ToolContext, todos: Todo[]): Promise<Record<string, TaskStatus | 'unknown'>> {
-  const before = new Map(ctx.snapshot.todos.map((t) => [t.id, t.taskIds]));
-  const ids = new Set(todos.filter((t) => t.status === 'completed').flatMap((t) => [...t.taskIds, ...(before.get(t.id) ?? [])]));
+  const bound = new Map<string, string[]>();
+  for (const t of [...ctx.snapshot.todos, ...ctx.state().todos]) bound.set(t.id, [...(bound.get(t.id) ?? []), ...t.taskIds]);
+  const ids = new Set(todos.filter((t) => t.status === 'completed').flatMap((t) => [...t.taskIds, ...(bound.get(t.id) ?? [])]));
   const out: Record<string, TaskStatus | 'unknown'> = {};
-  for (const id of ids) out[id] = await taskStatus(deps.nats, deps.topology, id);
+  for (const id of ids) out[id] = await deps.host.taskStatus(id);
   return out;
 }

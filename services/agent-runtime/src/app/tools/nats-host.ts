@@ -1,0 +1,27 @@
+import type { Pool } from 'pg';
+import { startTaskReplySchema, stopTaskReplySchema, validateTaskWaitReplySchema, type Topology } from '@handplane/contracts';
+import { callRpc, type EventStore, type Nats } from '@handplane/platform';
+import { conversationInfo, markResultRead } from '../run/queue';
+import { readCommandLog } from './command-log';
+import type { HostPort } from './host';
+import { readTask, taskStatus, watchTask } from './task-view';
+
+/** The host over NATS (coordinator RPCs, the TASKS stream) and Postgres (read models, Command Log, wake-ups). */
+export function natsHost(d: { nats: Nats; topology: Topology; store: EventStore; pool: Pool }): HostPort {
+  const { nats, topology: t, pool } = d;
+  return {
+    conversation: (conversationId) => conversationInfo(pool, conversationId),
+    startTask: (req) => callRpc(nats.nc, t.rpc.startTask, req, startTaskReplySchema),
+    validateWait: (conversationId, taskIds) => callRpc(nats.nc, t.rpc.validateTaskWait, { conversationId, taskIds }, validateTaskWaitReplySchema),
+    stopTask: (req) => callRpc(nats.nc, t.rpc.stopTask, req, stopTaskReplySchema),
+    taskStatus: (taskId) => taskStatus(nats, t, taskId),
+    readTask: (taskId) => readTask(d.store, t, taskId),
+    watchTask: (taskId, done, opts) => watchTask(nats, t, taskId, done, opts),
+    readLog: (commandId, offset, cap) => readCommandLog(pool, commandId, offset, cap),
+    markResultRead: (r) => markResultRead(pool, r),
+    async unfinishedTasks(conversationId) {
+      const r = await pool.query<{ task_id: string }>(`SELECT task_id FROM tasks WHERE conversation_id = $1 AND status IN ('starting', 'running', 'stopping')`, [conversationId]);
+      return r.rows.map((x) => x.task_id);
+    },
+  };
+}
