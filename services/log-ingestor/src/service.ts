@@ -20,8 +20,11 @@ import {
 } from '@handplane/platform';
 import { AppModule } from './app.module';
 import type { IngestorDeps, IngestorFaults, IngestorSettings } from './app/deps';
+import { IngestStats, type IngestStatsSnapshot } from './app/ingest-stats';
 import { Ingestor } from './app/ingestor';
 import { onTaskMessage } from './app/task-feed';
+import { loadIngestorConfig, type IngestorConfig } from './ingestor-config';
+import { serveDeliveryRpc } from './nats/delivery.rpc';
 
 /** What a test (or another embedding) may change; everything else comes from the config. */
 export interface IngestorOverrides {
@@ -34,6 +37,12 @@ export interface IngestorOverrides {
   readonly flushBytes?: number;
   readonly flushMs?: number;
   readonly maxTextBytes?: number;
+  readonly maxRowBytes?: number;
+  readonly queueHighWaterBytes?: number;
+  /** Replaces OUTPUT_CAP_BYTES. */
+  readonly outputCapBytes?: number;
+  /** Where the ingestor-only settings (OUTPUT_CAP_BYTES) are read; default process.env. */
+  readonly env?: Record<string, string | undefined>;
   readonly faults?: IngestorFaults;
 }
 
@@ -43,21 +52,29 @@ export interface RunningIngestor {
   readonly instanceId: string;
   /** Commands this instance is reading right now. */
   activeCommands(): string[];
+  /** High-water marks of what this instance held in memory (bounded buffering is checked with them). */
+  stats(): IngestStatsSnapshot;
   /** Stops consumers and workers, frees this instance's leases, closes connections. */
   stop(): Promise<void>;
 }
 
 const systemClock: Clock = { now: () => new Date(), monotonicMs: () => performance.now() };
 
-function settingsFrom(config: Config, o: IngestorOverrides): IngestorSettings {
+/** Room left in a NATS message for headers: a LOGS chunk never reaches the server's payload limit. */
+const HEADER_ROOM = 4096;
+
+function settingsFrom(config: Config, own: IngestorConfig, o: IngestorOverrides, instanceId: string, maxPayload: number): IngestorSettings {
   return {
-    instanceId: o.instanceId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
+    instanceId,
     leaseMs: o.leaseMs ?? 15_000,
     claimIntervalMs: o.claimIntervalMs ?? 200,
     maxActive: o.maxActive ?? 64,
-    flushBytes: o.flushBytes ?? 256 * 1024,
+    // Many rows per transaction is what makes Postgres fast (FACTS.md); 1 MiB bounds the batch in memory.
+    flushBytes: o.flushBytes ?? 1024 * 1024,
     flushMs: o.flushMs ?? 50,
-    maxRowBytes: 64 * 1024,
+    maxRowBytes: Math.min(o.maxRowBytes ?? 64 * 1024, maxPayload - HEADER_ROOM),
+    queueHighWaterBytes: o.queueHighWaterBytes ?? 1024 * 1024,
+    outputCapBytes: o.outputCapBytes ?? own.OUTPUT_CAP_BYTES,
     maxTextBytes: o.maxTextBytes ?? 32 * 1024,
     runnerLostAfterMs: config.RUNNER_LOST_AFTER_MS,
     faults: o.faults,
@@ -70,9 +87,11 @@ function settingsFrom(config: Config, o: IngestorOverrides): IngestorSettings {
  */
 export async function startIngestor(config: Config, overrides: IngestorOverrides = {}): Promise<RunningIngestor> {
   const logger = overrides.logger ?? createLogger('log-ingestor', config.LOG_LEVEL);
-  const settings = settingsFrom(config, overrides);
+  const own = loadIngestorConfig(overrides.env ?? process.env);
+  const instanceId = overrides.instanceId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const t = topology(config.NATS_PREFIX);
-  const nats = await connectNats(config.NATS_URL, `log-ingestor-${settings.instanceId}`);
+  const nats = await connectNats(config.NATS_URL, `log-ingestor-${instanceId}`);
+  const settings = settingsFrom(config, own, overrides, instanceId, nats.nc.info?.max_payload ?? 1024 * 1024);
   const cleanup: (() => Promise<void>)[] = [() => nats.nc.drain().catch(() => undefined)];
   let closing: Promise<void> | undefined;
   const close = () =>
@@ -87,7 +106,8 @@ export async function startIngestor(config: Config, overrides: IngestorOverrides
     const clients = new RunnerClients();
     cleanup.push(async () => clients.close());
     const registry = await RunnerRegistry.open(nats, t.runnersBucket, config.STREAM_REPLICAS);
-    const deps: IngestorDeps = { pool, nats, store: new EventStore(nats), topology: t, registry, clients, clock: overrides.clock ?? systemClock, logger, settings };
+    const stats = new IngestStats();
+    const deps: IngestorDeps = { pool, nats, store: new EventStore(nats), topology: t, registry, clients, clock: overrides.clock ?? systemClock, logger, settings, stats };
 
     const ingestor = new Ingestor(deps);
     const consumer = await runDurableConsumer(nats, {
@@ -101,12 +121,14 @@ export async function startIngestor(config: Config, overrides: IngestorOverrides
       },
     });
     cleanup.push(() => consumer.stop());
+    const rpc = serveDeliveryRpc(deps);
+    cleanup.push(async () => rpc.unsubscribe());
     ingestor.start();
     cleanup.push(() => ingestor.stop());
     const app = await startHttpApp(AppModule.register({ checks: () => [natsCheck(nats), postgresCheck(pool)] }), config.INGESTOR_PORT, logger);
     cleanup.push(() => app.close());
-    logger.info({ instanceId: settings.instanceId }, 'log-ingestor started');
-    return { httpPort: listeningPort(app), instanceId: settings.instanceId, activeCommands: () => ingestor.activeCommands(), stop: close };
+    logger.info({ instanceId, outputCapBytes: settings.outputCapBytes }, 'log-ingestor started');
+    return { httpPort: listeningPort(app), instanceId, activeCommands: () => ingestor.activeCommands(), stats: () => stats.snapshot(), stop: close };
   } catch (e) {
     await close();
     throw e;

@@ -1,32 +1,15 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import { NATS_URL, waitFor } from '@handplane/testing';
 import { startIngestor, type RunningIngestor } from '../src/service';
 import { tilingProblems } from '../src/app/log-tiling';
+import { spawnIngestor, type IngestorChild } from './child';
 import { dribble, hostileBytes, ingestorEnv, quietLogger, sha256, uid } from './harness';
 import { RunnerDouble } from './runner-double';
-
-const ROOT = join(__dirname, '..', '..', '..');
-
-/** An ingestor in its own process, killable with SIGKILL. */
-async function spawnIngestor(env: Record<string, string>): Promise<ChildProcess> {
-  const code = "require('./scripts/ts-register.js').register(); require('./services/log-ingestor/test/ingestor-child.ts');";
-  const child = spawn(process.execPath, ['-e', code], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  await waitFor(() => {
-    if (child.exitCode !== null) throw new Error(`ingestor child exited: ${out}`);
-    return out.includes('ready');
-  }, 30_000, 'the ingestor child to start', 100);
-  return child;
-}
 
 describe('log-ingestor crash safety', () => {
   let h: Awaited<ReturnType<typeof ingestorEnv>>;
   let runner: RunnerDouble;
   const started: RunningIngestor[] = [];
-  let child: ChildProcess | undefined;
+  let child: IngestorChild | undefined;
 
   beforeAll(async () => {
     h = await ingestorEnv('crash');
@@ -34,7 +17,7 @@ describe('log-ingestor crash safety', () => {
     runner = await RunnerDouble.start(h.env.nats, h.t.runnersBucket, 'runner-c', { chunkBytes: 16 * 1024 + 7, replayOverlap: 10_000 });
   });
   afterAll(async () => {
-    child?.kill('SIGKILL');
+    await child?.kill();
     for (const i of started) await i.stop();
     await runner?.stop();
     await h?.close();
@@ -55,8 +38,7 @@ describe('log-ingestor crash safety', () => {
     const writing = dribble((d, s) => cmd.write(d, s), source, { maxPiece: 9_000, delayMs: 4 });
 
     await waitFor(() => runner.acks.some((a) => a.commandId === ids.commandId && a.offset >= 150_000), 30_000, 'the child to commit some output');
-    child.kill('SIGKILL');
-    await waitFor(() => child!.exitCode !== null || child!.signalCode !== null, 10_000, 'the child to die');
+    await child.kill();
 
     // Whatever moment the kill hit, the rows end exactly at the committed cursor.
     const atCrash = (await h.cursor(ids.commandId))!;

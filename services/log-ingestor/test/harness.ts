@@ -52,12 +52,29 @@ export async function ingestorEnv(label: string) {
   }
 
   async function cursor(commandId: string) {
-    const r = await pool.query<{ result_state: string; committed_offset: string; end_offset: string | null; exit_code: number | null; signal: string | null; owner: string | null; last_error: string | null }>(
-      'SELECT result_state, committed_offset, end_offset, exit_code, signal, owner, last_error FROM ingest_cursors WHERE command_id = $1',
+    type Row = {
+      result_state: string;
+      committed_offset: string;
+      end_offset: string | null;
+      exit_code: number | null;
+      signal: string | null;
+      owner: string | null;
+      last_error: string | null;
+      logs_seq: string | null;
+      dropped_from: string | null;
+      dropped_to: string | null;
+      drop_final: boolean;
+    };
+    const r = await pool.query<Row>(
+      `SELECT result_state, committed_offset, end_offset, exit_code, signal, owner, last_error, logs_seq, dropped_from, dropped_to, drop_final
+       FROM ingest_cursors WHERE command_id = $1`,
       [commandId],
     );
     const c = r.rows[0];
-    return c ? { ...c, committed_offset: Number(c.committed_offset), end_offset: c.end_offset === null ? null : Number(c.end_offset) } : undefined;
+    const num = (v: string | null) => (v === null ? null : Number(v));
+    return c
+      ? { ...c, committed_offset: Number(c.committed_offset), end_offset: num(c.end_offset), logs_seq: num(c.logs_seq), dropped_from: num(c.dropped_from), dropped_to: num(c.dropped_to) }
+      : undefined;
   }
 
   async function cmdEvents(commandId: string): Promise<SandboxCommandEvent[]> {

@@ -66,6 +66,45 @@ describe('log-ingestor (real NATS + Postgres, runner double)', () => {
     expect(exit[0]!.msgId).toBe(`${ids.commandId}:exit`);
   });
 
+  it('keeps the Command Log an exact prefix at every moment while the command runs (what the output endpoint serves)', async () => {
+    const ids = { taskId: uid('t'), commandId: uid('c'), conversationId: uid('v') };
+    const source = hostileBytes(400_000);
+    const cmd = runner.command(ids.commandId);
+    await h.startTask({ ...ids, runnerId: 'runner-a' });
+    const writing = dribble((d, s) => cmd.write(d, s), source, { maxPiece: 8_000, delayMs: 4 });
+    const seen: number[] = [];
+    const problems: string[] = [];
+    // Each sample reads the cursor and the rows in one snapshot, as a reader of the output would see them.
+    const sample = async () => {
+      const c = await h.pool.connect();
+      try {
+        await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+        const cur = await c.query<{ committed_offset: string }>('SELECT committed_offset FROM ingest_cursors WHERE command_id = $1', [ids.commandId]);
+        const rows = await c.query<{ offset: string; data: Buffer }>('SELECT "offset", data FROM command_log WHERE command_id = $1 ORDER BY "offset"', [ids.commandId]);
+        await c.query('COMMIT');
+        const committed = Number(cur.rows[0]?.committed_offset ?? 0);
+        const tiles = rows.rows.map((r) => ({ offset: Number(r.offset), length: r.data.length }));
+        problems.push(...tilingProblems(tiles, committed).map((p) => `at ${committed}: ${p}`));
+        if (!Buffer.concat(rows.rows.map((r) => r.data)).equals(source.subarray(0, committed))) problems.push(`bytes differ from the source below ${committed}`);
+        seen.push(committed);
+      } finally {
+        c.release();
+      }
+    };
+    let done = false;
+    void writing.then(() => (done = true));
+    while (!done) {
+      await sample();
+      await new Promise((r) => setTimeout(r, 15));
+    }
+    cmd.exit({ exitCode: 0 });
+    await waitFor(async () => (await h.cursor(ids.commandId))?.result_state === 'readable', 30_000, 'readable');
+    await sample();
+    expect(problems).toEqual([]);
+    expect(new Set(seen.filter((n) => n > 0 && n < source.length)).size).toBeGreaterThanOrEqual(3); // really sampled mid-run
+    expect(seen[seen.length - 1]).toBe(source.length);
+  });
+
   it('settles an empty output and an exit without exit code (killed by a signal)', async () => {
     const ids = { taskId: uid('t'), commandId: uid('c'), conversationId: uid('v') };
     runner.command(ids.commandId).exit({ signal: 'SIGKILL', reason: 'stopped' });
@@ -148,5 +187,8 @@ describe('live view (command.output in CONV while in the foreground window)', ()
     expect(out.map((e) => e.offset)).toEqual(out.map((_, i) => out.slice(0, i).reduce((n, e) => n + e.bytes, 0)));
     expect(out.reduce((n, e) => n + e.bytes, 0)).toBe(early.length);
     expect(out.map((e) => e.text).join('')).toBe(`${text}\ufffd\u0000A`);
+    // The display text replaced 0xFF; the Command Log keeps it.
+    const stored = Buffer.concat((await h.rows(ids.commandId)).map((r) => r.data));
+    expect(stored.equals(Buffer.concat([early, Buffer.from('after the window\n')]))).toBe(true);
   });
 });

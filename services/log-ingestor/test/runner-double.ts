@@ -3,10 +3,12 @@ import { Server, ServerCredentials, status, type ServerWritableStream, type send
 import { OutputStream, RunnerService, type ExitRecord, type LogRecord, type ReadLogRequest, type RunnerServer } from '@handplane/proto';
 import type { Nats } from '@handplane/platform';
 import { RunnerRegistry } from '@handplane/platform';
+import type { GeneratedOutput } from './generated-output';
 
 /** One command's spool in the double: bytes written so far (with their stream) and, at the end, an exit. */
 export class ScriptedCommand {
   private readonly segments: { offset: number; stream: 1 | 2; data: Buffer }[] = [];
+  private generated: GeneratedOutput | null = null;
   private size = 0;
   exitRecord: ExitRecord | null = null;
   readonly changed = new EventEmitter();
@@ -15,9 +17,25 @@ export class ScriptedCommand {
     return this.size;
   }
 
+  /** Serves `gen` as this command's output, of which `available` bytes exist now (all by default). */
+  generate(gen: GeneratedOutput, available = gen.total): void {
+    if (this.size > 0 || this.exitRecord) throw new Error('generate() only on a fresh command');
+    this.generated = gen;
+    this.size = Math.min(gen.total, available);
+    this.changed.emit('change');
+  }
+
+  /** `n` more bytes of the generated output exist (as the command printing them). */
+  grow(n: number): void {
+    if (!this.generated || this.exitRecord) throw new Error('grow() needs a generated, running command');
+    this.size = Math.min(this.generated.total, this.size + n);
+    this.changed.emit('change');
+  }
+
   /** Appends output (as the command printing it). */
   write(data: Buffer, stream: 1 | 2 = 1): void {
     if (this.exitRecord) throw new Error('command already exited');
+    if (this.generated) throw new Error('write() on a generated command');
     this.segments.push({ offset: this.size, stream, data });
     this.size += data.length;
     this.changed.emit('change');
@@ -31,6 +49,14 @@ export class ScriptedCommand {
 
   /** Up to `max` bytes from `pos`, never across a change of stream. */
   slice(pos: number, max: number): { stream: 1 | 2; data: Buffer } | null {
+    if (this.generated) {
+      if (pos >= this.size) return null;
+      // The stream switches every region: four of stdout, then one of stderr.
+      const region = this.generated.regionBytes;
+      const regionEnd = (Math.floor(pos / region) + 1) * region;
+      const stream = Math.floor(pos / region) % 5 === 4 ? 2 : 1;
+      return { stream, data: this.generated.bytes(pos, Math.min(max, this.size - pos, regionEnd - pos)) };
+    }
     const seg = this.segments.find((s) => s.offset <= pos && pos < s.offset + s.data.length);
     if (!seg) return null;
     const from = pos - seg.offset;

@@ -6,6 +6,16 @@ import type { LogPiece } from './log-tiling';
  * `command_log` (the bytes). Offsets are bigint: pg returns them as strings, converted here.
  */
 
+/**
+ * The range the output cap drops: `[from, to)`; `to` grows while the ingestor reads past the head,
+ * and is fixed (`final`) once the exit record showed where the kept tail starts.
+ */
+export interface DroppedRange {
+  readonly from: number;
+  to: number;
+  final: boolean;
+}
+
 /** One command the ingestor follows, as a worker holds it. */
 export interface Cursor {
   readonly commandId: string;
@@ -13,7 +23,11 @@ export interface Cursor {
   readonly conversationId: string;
   readonly attempt: number;
   readonly runnerId: string;
+  /** Everything below is settled: stored in `command_log` and LOGS, or inside `drop`. */
   committedOffset: number;
+  /** LOGS sequence of the last chunk a committed batch published (null: none yet). */
+  logsSeq: number | null;
+  drop: DroppedRange | null;
   readonly foregroundUntil: Date | null;
 }
 
@@ -24,8 +38,14 @@ interface CursorRow {
   attempt: number;
   runner_id: string;
   committed_offset: string;
+  logs_seq: string | null;
+  dropped_from: string | null;
+  dropped_to: string | null;
+  drop_final: boolean;
   foreground_until: Date | null;
 }
+
+const CURSOR_COLUMNS = 'command_id, task_id, conversation_id, attempt, runner_id, committed_offset, logs_seq, dropped_from, dropped_to, drop_final, foreground_until';
 
 const toCursor = (r: CursorRow): Cursor => ({
   commandId: r.command_id,
@@ -34,6 +54,8 @@ const toCursor = (r: CursorRow): Cursor => ({
   attempt: r.attempt,
   runnerId: r.runner_id,
   committedOffset: Number(r.committed_offset),
+  logsSeq: r.logs_seq === null ? null : Number(r.logs_seq),
+  drop: r.dropped_from === null ? null : { from: Number(r.dropped_from), to: Number(r.dropped_to ?? r.dropped_from), final: r.drop_final },
   foregroundUntil: r.foreground_until,
 });
 
@@ -62,7 +84,7 @@ export async function claimCursors(pool: Pool, owner: string, leaseMs: number, l
        WHERE result_state = 'result_pending' AND (lease_until IS NULL OR lease_until < now())
        ORDER BY created_at LIMIT $3 FOR UPDATE SKIP LOCKED)
      AND result_state = 'result_pending' AND (lease_until IS NULL OR lease_until < now())
-     RETURNING command_id, task_id, conversation_id, attempt, runner_id, committed_offset, foreground_until`,
+     RETURNING ${CURSOR_COLUMNS}`,
     [owner, leaseMs, limit],
   );
   return r.rows.map(toCursor);
@@ -93,6 +115,11 @@ export async function advanceCursor(c: PoolClient, a: { commandId: string; owner
   return r.rowCount === 1;
 }
 
+/** Remembers the LOGS sequence of the batch's last chunk, inside the batch's transaction (the row is already locked). */
+export async function recordLogsSeq(c: PoolClient, commandId: string, seq: number): Promise<void> {
+  await c.query('UPDATE ingest_cursors SET logs_seq = GREATEST(COALESCE(logs_seq, 0), $2) WHERE command_id = $1', [commandId, seq]);
+}
+
 /** Stores output rows; a row already there (a replayed chunk) is left as it is. */
 export async function insertLogRows(c: PoolClient, commandId: string, rows: readonly LogPiece[]): Promise<void> {
   if (rows.length === 0) return;
@@ -110,9 +137,10 @@ export async function settleCursor(
   pool: Pool,
   s: { commandId: string; owner: string; state: 'readable' | 'unavailable'; endOffset: number | null; exitCode: number | null; signal: string | null; lastError?: string },
 ): Promise<boolean> {
+  // A result already marked delivered stays delivered (MarkDelivered may overtake a replayed settle).
   const r = await pool.query(
-    `UPDATE ingest_cursors SET result_state = $3, end_offset = $4, exit_code = $5, signal = $6, last_error = $7,
-       owner = NULL, lease_until = NULL, updated_at = now()
+    `UPDATE ingest_cursors SET result_state = CASE WHEN result_state = 'delivered' THEN result_state ELSE $3 END,
+       end_offset = $4, exit_code = $5, signal = $6, last_error = $7, owner = NULL, lease_until = NULL, updated_at = now()
      WHERE command_id = $1 AND owner = $2`,
     [s.commandId, s.owner, s.state, s.endOffset, s.exitCode, s.signal, s.lastError ?? null],
   );

@@ -2,6 +2,7 @@ import type { Pool } from 'pg';
 import type { Clock } from '@handplane/kernel';
 import type { Topology } from '@handplane/contracts';
 import type { EventStore, Logger, Nats, RunnerClients, RunnerRegistry } from '@handplane/platform';
+import type { IngestStats } from './ingest-stats';
 
 /** Tunables of the ingestor; defaults in `service.ts`. */
 export interface IngestorSettings {
@@ -16,8 +17,12 @@ export interface IngestorSettings {
   readonly flushBytes: number;
   /** … or this long after its first byte, or on the exit record. */
   readonly flushMs: number;
-  /** Largest `command_log` row (contiguous bytes of one stream are merged up to it). */
+  /** Largest `command_log` row and LOGS chunk (contiguous bytes of one stream are merged up to it; below the NATS payload limit). */
   readonly maxRowBytes: number;
+  /** The ReadLog stream is paused while this many bytes wait in memory (grpc flow control then slows the runner). */
+  readonly queueHighWaterBytes: number;
+  /** OUTPUT_CAP_BYTES: the first half and the last half of a command's output are kept; 0 keeps everything. */
+  readonly outputCapBytes: number;
   /** Largest text of one `command.output` event, in UTF-8 bytes. */
   readonly maxTextBytes: number;
   /** A runner silent (or absent from the registry) this long is lost. */
@@ -43,6 +48,7 @@ export interface IngestorDeps {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly settings: IngestorSettings;
+  readonly stats: IngestStats;
 }
 
 /** The metadata of everything the ingestor writes. */

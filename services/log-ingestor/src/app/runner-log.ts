@@ -4,24 +4,29 @@ import type { LogRecord } from '@handplane/proto';
 /** What `next` can answer: a record, a timeout (no record within the wait), or the end of the stream. */
 export type NextRecord = { kind: 'record'; record: LogRecord } | { kind: 'timeout' } | { kind: 'end' };
 
-const HIGH_WATER = 32;
-const LOW_WATER = 8;
+const recordBytes = (r: LogRecord) => (r.record?.$case === 'chunk' ? r.record.value.data.length : 0);
 
 /**
  * A pull interface over a `ReadLog` server stream, with a wait limit (the batcher's flush timer)
- * and back-pressure: the stream is paused while the reader is behind (grpc flow control then slows
- * the runner), so a slow Postgres never buffers a command's output in memory.
+ * and back-pressure by bytes: the stream is paused while `highWaterBytes` wait here (grpc flow
+ * control then slows the runner) and resumed below a quarter of it, so a slow Postgres never buffers
+ * a command's output in memory, whatever the size of the runner's records.
  */
 export class RunnerLogStream {
   private readonly queue: LogRecord[] = [];
+  private bytes = 0;
   private ended = false;
   private failure: Error | null = null;
   private wake: (() => void) | null = null;
 
-  constructor(private readonly call: ClientReadableStream<LogRecord>) {
+  constructor(
+    private readonly call: ClientReadableStream<LogRecord>,
+    private readonly highWaterBytes = 1024 * 1024,
+  ) {
     call.on('data', (r: LogRecord) => {
       this.queue.push(r);
-      if (this.queue.length >= HIGH_WATER) call.pause();
+      this.bytes += recordBytes(r);
+      if (this.bytes >= this.highWaterBytes) call.pause();
       this.notify();
     });
     call.on('end', () => {
@@ -34,12 +39,18 @@ export class RunnerLogStream {
     });
   }
 
+  /** Output bytes received and not yet taken by `next`. */
+  get queuedBytes(): number {
+    return this.bytes;
+  }
+
   /** The next record; waits at most `waitMs` when given. Throws the stream's error once the queue is drained. */
   async next(waitMs?: number): Promise<NextRecord> {
     for (;;) {
       const r = this.queue.shift();
       if (r) {
-        if (this.queue.length <= LOW_WATER && this.call.isPaused()) this.call.resume();
+        this.bytes -= recordBytes(r);
+        if (this.bytes <= this.highWaterBytes / 4 && this.call.isPaused()) this.call.resume();
         return { kind: 'record', record: r };
       }
       if (this.failure) throw this.failure;

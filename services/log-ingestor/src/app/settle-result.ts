@@ -1,11 +1,12 @@
 import { headers as natsHeaders } from '@nats-io/transport-node';
 import { fold, IllegalState } from '@handplane/kernel';
 import { decodeSandboxCommandEvent } from '@handplane/contracts';
-import { sandboxCommandDecider, type ExitFacts, type SandboxCommandCommand, type SandboxCommandState } from '@handplane/domain';
+import { sandboxCommandDecider, type ExitFacts, type OutputTruncation, type SandboxCommandCommand, type SandboxCommandState } from '@handplane/domain';
 import { handleCommand } from '@handplane/platform';
 import type { ExitRecord } from '@handplane/proto';
 import { settleCursor, type Cursor } from './cursors.repository';
 import { systemMetadata, type IngestorDeps } from './deps';
+import { truncationOf } from './output-cap';
 
 /** The exit record as the SandboxCommand aggregate records it (an exit code may be absent: `reason` says why). */
 export function exitFacts(deps: IngestorDeps, cur: Cursor, exit: ExitRecord): ExitFacts {
@@ -24,7 +25,8 @@ export function exitFacts(deps: IngestorDeps, cur: Cursor, exit: ExitRecord): Ex
   };
 }
 
-async function decide(deps: IngestorDeps, commandId: string, command: SandboxCommandCommand, msgId: string) {
+/** Decides a command on the SandboxCommand aggregate `cmd.<commandId>` (a repeat appends nothing). */
+export async function decide(deps: IngestorDeps, commandId: string, command: SandboxCommandCommand, msgId: string) {
   return handleCommand({
     store: deps.store,
     stream: deps.topology.streams.TASKS,
@@ -42,16 +44,19 @@ async function loadState(deps: IngestorDeps, commandId: string): Promise<Sandbox
 }
 
 /**
- * Every byte up to the exit record is committed: publish the exit record to LOGS, append
- * `CommandExited` then `CommandResultReadable`, and only then mark the cursor readable. A crash
- * anywhere in between replays this whole function, and the decider turns the repeats into no-ops.
+ * Every byte up to the exit record is committed (or inside the range the cap dropped, which the
+ * readable event names): publish the exit record to LOGS, append `CommandExited` then
+ * `CommandResultReadable`, and only then mark the cursor readable. A crash anywhere in between
+ * replays this whole function, and the decider turns the repeats into no-ops.
  */
 export async function settleReadable(deps: IngestorDeps, cur: Cursor, facts: ExitFacts): Promise<void> {
+  const truncation = truncationOf(cur.drop);
   await publishExitRecord(deps, facts);
   try {
     await decide(deps, cur.commandId, { type: 'RecordExit', data: facts, metadata: systemMetadata(deps.clock) }, `${cur.commandId}:exited`);
     await deps.settings.faults?.afterExitRecorded?.(cur.commandId);
-    await decide(deps, cur.commandId, { type: 'MarkReadable', data: { outputBytes: facts.endOffset }, metadata: systemMetadata(deps.clock) }, `${cur.commandId}:readable`);
+    const data = { outputBytes: facts.endOffset, ...(truncation ? { truncation } : {}) };
+    await decide(deps, cur.commandId, { type: 'MarkReadable', data, metadata: systemMetadata(deps.clock) }, `${cur.commandId}:readable`);
   } catch (e) {
     if (e instanceof IllegalState && (await syncCursor(deps, cur))) return;
     throw e;
@@ -70,9 +75,10 @@ export async function settleUnavailable(deps: IngestorDeps, cur: Cursor, reason:
     return 'readable';
   }
   if (state.status === 'none' || state.status === 'result_pending') {
+    const truncation: OutputTruncation | undefined = truncationOf(cur.drop);
     const command: SandboxCommandCommand = {
       type: 'MarkUnavailable',
-      data: { commandId: cur.commandId, taskId: cur.taskId, attempt: cur.attempt, durableBytes: cur.committedOffset, reason },
+      data: { commandId: cur.commandId, taskId: cur.taskId, attempt: cur.attempt, durableBytes: cur.committedOffset, reason, ...(truncation ? { truncation } : {}) },
       metadata: systemMetadata(deps.clock),
     };
     await decide(deps, cur.commandId, command, `${cur.commandId}:unavailable`);
