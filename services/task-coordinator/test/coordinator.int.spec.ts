@@ -72,7 +72,7 @@ describe('task coordinator (real NATS and Postgres, gRPC runner double)', () => 
       command: 'make test',
       cwd: 'src',
       env: { FOO: 'bar' },
-      timeoutMs: 5000,
+      timeoutMs: 5000 + 2 * h.config.STOP_GRACE_MS, // the runner's backstop comes after the deadline's stop and its grace
     });
     await waitFor(async () => noticesOf(await h.convEvents('conv-1'), a.taskId).find((e) => e.type === 'task.started'), 10_000, 'task.started');
     const base = `http://127.0.0.1:${h.coordinator!.httpPort}`;

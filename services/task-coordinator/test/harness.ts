@@ -1,16 +1,30 @@
-import { decodeConversationEvent, decodeSandboxCommandEvent, decodeTaskEvent, loadConfig, startTaskReplySchema, validateTaskWaitReplySchema, type Config, type StartTaskReply, type ValidateTaskWaitReply } from '@handplane/contracts';
+import {
+  decodeConversationEvent,
+  decodeSandboxCommandEvent,
+  decodeTaskEvent,
+  loadConfig,
+  startTaskReplySchema,
+  stopAllReplySchema,
+  stopTaskReplySchema,
+  validateTaskWaitReplySchema,
+  type Config,
+  type StartTaskReply,
+  type StopAllReply,
+  type StopTaskReply,
+  type ValidateTaskWaitReply,
+} from '@handplane/contracts';
 import type { ConversationEvent, SandboxCommandEvent, TaskEvent } from '@handplane/domain';
-import { FixedClock } from '@handplane/kernel';
+import { FixedClock, type Clock } from '@handplane/kernel';
 import { callRpc, createLogger, createPool, EventStore } from '@handplane/platform';
 import { freshDatabase, testNats, waitFor } from '@handplane/testing';
 import type { Pool } from 'pg';
 import { startCoordinator, type CoordinatorOverrides, type RunningCoordinator } from '../src/service';
 
 /** Real NATS (own prefix) + real Postgres (own database) + a coordinator under a fixed clock. */
-export async function harness(label: string, env: Record<string, string> = {}, overrides: CoordinatorOverrides = {}) {
+export async function harness<C extends Clock = FixedClock>(label: string, env: Record<string, string> = {}, overrides: CoordinatorOverrides = {}, clockOf?: () => C) {
   const nats = await testNats(label);
   const db = await freshDatabase(label);
-  const clock = new FixedClock('2026-01-01T00:00:00.000Z');
+  const clock = clockOf ? clockOf() : (new FixedClock('2026-01-01T00:00:00.000Z') as unknown as C);
   const config: Config = loadConfig({
     NATS_PREFIX: nats.prefix,
     DATABASE_URL: db.url,
@@ -21,7 +35,7 @@ export async function harness(label: string, env: Record<string, string> = {}, o
     ...env,
   });
   const logger = createLogger('task-coordinator', config.LOG_LEVEL);
-  const start = () => startCoordinator(config, { clock, logger, foregroundSweepMs: 50, outboxSweepMs: 200, ...overrides });
+  const start = () => startCoordinator(config, { clock, logger, foregroundSweepMs: 50, outboxSweepMs: 200, stopSweepMs: 100, abandonStartAfterMs: 0, ...overrides });
   const pool: Pool = createPool(db.url, 2);
   const store = new EventStore(nats.nats);
   const t = nats.topology;
@@ -44,6 +58,10 @@ export async function harness(label: string, env: Record<string, string> = {}, o
       coordinator = await start();
     },
     startTask: (body: unknown): Promise<StartTaskReply> => callRpc(nats.nats.nc, t.rpc.startTask, body, startTaskReplySchema),
+    stopTask: (body: { taskId: string; tenant?: string; userId?: string; attempt?: number; reason?: 'user' | 'policy' }): Promise<StopTaskReply> =>
+      callRpc(nats.nats.nc, t.rpc.stopTask, { tenant: 'acme', userId: 'alice', ...body }, stopTaskReplySchema),
+    stopAll: (body: { conversationId: string; epoch: number; tenant?: string; userId?: string }): Promise<StopAllReply> =>
+      callRpc(nats.nats.nc, t.rpc.stopAll, { tenant: 'acme', userId: 'alice', ...body }, stopAllReplySchema),
     validateWait: (conversationId: string, taskIds: string[]): Promise<ValidateTaskWaitReply> =>
       callRpc(nats.nats.nc, t.rpc.validateTaskWait, { conversationId, taskIds }, validateTaskWaitReplySchema),
     taskEvents: async (taskId: string): Promise<TaskEvent[]> => (await store.read(t.streams.TASKS, t.task(taskId), decodeTaskEvent)).events.map((e) => e.event),
@@ -79,10 +97,10 @@ export async function harness(label: string, env: Record<string, string> = {}, o
   return h;
 }
 
-export type Harness = Awaited<ReturnType<typeof harness>>;
+export type Harness = Awaited<ReturnType<typeof harness<FixedClock>>>;
 
 /** A start-task request body with sensible defaults. */
-export function startBody(over: { requestId: string; command?: string; conversationId?: string; tenant?: string; userId?: string; env?: Record<string, string>; timeoutMs?: number; cwd?: string; runId?: string; origin?: 'user' | 'agent' }) {
+export function startBody(over: { requestId: string; command?: string; conversationId?: string; tenant?: string; userId?: string; env?: Record<string, string>; timeoutMs?: number; cwd?: string; runId?: string; origin?: 'user' | 'agent'; epoch?: number }) {
   return {
     requestId: over.requestId,
     conversationId: over.conversationId ?? 'conv-1',
@@ -90,7 +108,7 @@ export function startBody(over: { requestId: string; command?: string; conversat
     userId: over.userId ?? 'alice',
     origin: over.origin ?? 'user',
     ...(over.runId ? { runId: over.runId } : {}),
-    epoch: 3,
+    epoch: over.epoch ?? 3,
     input: {
       command: over.command ?? 'sleep 100',
       ...(over.cwd !== undefined ? { cwd: over.cwd } : {}),

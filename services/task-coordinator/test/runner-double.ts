@@ -2,7 +2,7 @@ import { Server, ServerCredentials, status, type ServiceError } from '@grpc/grpc
 import type { Topology } from '@handplane/contracts';
 import type { Clock } from '@handplane/kernel';
 import { RunnerRegistry, type Nats } from '@handplane/platform';
-import { CommandState, CommandStatus, ExecResponse, RunnerService, type ExecRequest, type RunnerServer } from '@handplane/proto';
+import { CommandState, CommandStatus, ExecResponse, ListResponse, RunnerService, SignalOutcome, SignalResponse, type ExecRequest, type RunnerServer, type SignalRequest } from '@handplane/proto';
 
 const fail = (code: status, details: string): Partial<ServiceError> => ({ code, details, message: details });
 
@@ -13,7 +13,12 @@ const fail = (code: status, details: string): Partial<ServiceError> => ({ code, 
  */
 export class RunnerDouble {
   readonly execs: ExecRequest[] = [];
+  readonly signals: SignalRequest[] = [];
   readonly refuse = new Set<string>();
+  /** Commands that ended (as the runner reports them in Status/List). */
+  readonly exited = new Map<string, { exitCode?: number; signal: string; reason: string; endOffset: number }>();
+  /** Generations the double pretends to run instead of the one it was given (a fence test). */
+  readonly reportAs = new Map<string, { epoch: number; attempt: number }>();
   private readonly started = new Map<string, ExecRequest>();
 
   /** `127.0.0.1:<port>`, once listening. */
@@ -36,10 +41,10 @@ export class RunnerDouble {
         if (!req) return cb(fail(status.NOT_FOUND, 'unknown command'));
         cb(null, double.statusOf(req));
       },
-      signal: (_c, cb) => cb(fail(status.UNIMPLEMENTED, 'not in the double')),
+      signal: (call, cb) => double.signal(call.request, cb),
       readLog: (call) => call.destroy(fail(status.UNIMPLEMENTED, 'not in the double') as Error),
       ack: (_c, cb) => cb(fail(status.UNIMPLEMENTED, 'not in the double')),
-      list: (_c, cb) => cb(fail(status.UNIMPLEMENTED, 'not in the double')),
+      list: (_c, cb) => cb(null, ListResponse.fromPartial({ runnerId: double.runnerId, bootId: 'boot-1', commands: [...double.started.values()].map((r) => double.statusOf(r)) })),
     };
     server.addService(RunnerService, impl);
     const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
@@ -61,9 +66,29 @@ export class RunnerDouble {
     });
   }
 
+  /** Signal calls that addressed one command. */
+  signalsOf(commandId: string): SignalRequest[] {
+    return this.signals.filter((x) => x.commandId === commandId);
+  }
+
+  /** Takes an Exec as if a coordinator had sent it (one that died before recording the start). */
+  execDirectly(req: ExecRequest): void {
+    this.exec(req, () => undefined);
+  }
+
+  /** Forgets a command, as a runner that lost its spool would. */
+  forget(commandId: string): void {
+    this.started.delete(commandId);
+  }
+
   /** Exec calls that addressed one command. */
   execsOf(commandId: string): ExecRequest[] {
     return this.execs.filter((e) => e.commandId === commandId);
+  }
+
+  /** The host goes dark: the gRPC server stops answering, the registry keeps its last record. */
+  async crash(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.tryShutdown(() => resolve()));
   }
 
   async stop(): Promise<void> {
@@ -79,14 +104,27 @@ export class RunnerDouble {
     cb(null, ExecResponse.fromPartial({ created, status: this.statusOf(this.started.get(req.commandId)!) }));
   }
 
-  private statusOf(req: ExecRequest): CommandStatus {
+  /** Fenced like the real runner: a stale generation is FAILED_PRECONDITION, an exited command `already_exited`. */
+  private signal(req: SignalRequest, cb: (e: Partial<ServiceError> | null, r?: SignalResponse) => void): void {
+    this.signals.push(req);
+    const known = this.started.get(req.commandId);
+    if (!known) return cb(fail(status.NOT_FOUND, 'unknown command'));
+    const g = this.reportAs.get(req.commandId) ?? known.generation;
+    if (g?.epoch !== req.generation?.epoch || g?.attempt !== req.generation?.attempt) return cb(fail(status.FAILED_PRECONDITION, 'stale generation; nothing was signalled'));
+    const outcome = this.exited.has(req.commandId) ? SignalOutcome.SIGNAL_OUTCOME_ALREADY_EXITED : SignalOutcome.SIGNAL_OUTCOME_DELIVERED;
+    cb(null, SignalResponse.fromPartial({ outcome, status: this.statusOf(known) }));
+  }
+
+  statusOf(req: ExecRequest): CommandStatus {
+    const exit = this.exited.get(req.commandId);
     return CommandStatus.fromPartial({
       commandId: req.commandId,
       taskId: req.taskId,
       conversationId: req.conversationId,
-      generation: req.generation,
-      state: CommandState.COMMAND_STATE_RUNNING,
+      generation: this.reportAs.get(req.commandId) ?? req.generation,
+      state: exit ? CommandState.COMMAND_STATE_EXITED : CommandState.COMMAND_STATE_RUNNING,
       runnerId: this.runnerId,
+      ...(exit ? { exit } : {}),
     });
   }
 }

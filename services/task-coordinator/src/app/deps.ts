@@ -1,6 +1,6 @@
 import type { Topology } from '@handplane/contracts';
 import type { Clock } from '@handplane/kernel';
-import type { EventStore, Logger, RunnerRegistry } from '@handplane/platform';
+import type { EventStore, Logger, Nats, RunnerRegistry } from '@handplane/platform';
 import type { Pool } from 'pg';
 import type { RunnerPort } from './runner-port';
 import type { TaskRepository } from './task-repository';
@@ -16,11 +16,21 @@ export interface CoordinatorSettings {
   readonly runnerLostAfterMs: number;
   /** Deliveries of a TaskRegistered before the start is given up as "no runner available". */
   readonly dispatchMaxDeliver: number;
+  /** SIGTERM → SIGKILL grace the runner applies to a stop (STOP_GRACE_MS). */
+  readonly stopGraceMs: number;
+  /** Attempts per task (RETRY_MAX_ATTEMPTS; 1 = no retry). */
+  readonly retryMaxAttempts: number;
+  /**
+   * How long a task stopped before any runner took it waits for an Exec that may still be on its way
+   * before it ends as never run (an Exec that lands later is killed; see dispatch and reconcile).
+   */
+  readonly abandonStartAfterMs: number;
 }
 
 /** The resources of the coordinator's application functions; each takes the few it uses. */
 export interface CoordinatorDeps {
   readonly t: Topology;
+  readonly nats: Nats;
   readonly store: EventStore;
   readonly tasks: TaskRepository;
   readonly pool: Pool;

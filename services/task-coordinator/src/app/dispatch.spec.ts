@@ -21,7 +21,13 @@ const order = { commandId: 'c-1', attempt: 1 } as ExecOrder;
 // The registry's selection rule (`live`) is the real one; only its storage is left out.
 function deps(records: RunnerRecord[], known: string[] = []) {
   const registry = { live: async (now: Date, lostAfterMs: number) => records.filter((r) => now.getTime() - new Date(r.heartbeatAt).getTime() <= lostAfterMs) } as unknown as RunnerRegistry;
-  const runners: RunnerPort = { exec: async () => undefined, knows: async (address) => known.includes(address), close: () => undefined };
+  const runners: RunnerPort = {
+    exec: async () => undefined,
+    knows: async (address) => known.includes(address),
+    signal: async () => 'delivered',
+    list: async () => ({ runnerId: 'r', bootId: 'b', commands: [] }),
+    close: () => undefined,
+  };
   return { registry, runners, clock, logger: {} as Logger, tasks: {} as CoordinatorDeps['tasks'], settings: { runnerLostAfterMs: 30_000 } as CoordinatorDeps['settings'] };
 }
 

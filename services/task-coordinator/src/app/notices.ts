@@ -22,7 +22,9 @@ export function noticesFor(task: TaskFacts, stored: StoredEvent<TaskEvent>): Not
   const id = `notice:${task.taskId}:${stored.seq}`;
   switch (e.type) {
     case 'TaskRegistered':
-    case 'TaskStartFailed': // the TaskFinished{failed} that follows tells the conversation
+    case 'TaskStartFailed': // the TaskFinished{failed} (or the next attempt's task.started) that follows tells the conversation
+    case 'TaskStopSignalled': // still `stopping` until the exit is proven
+    case 'TaskRetried': // the next attempt's task.started tells it
       return [];
     case 'TaskStarted': {
       const { taskId, commandId, attempt, runnerId } = e.data;
@@ -44,13 +46,16 @@ export function noticesFor(task: TaskFacts, stored: StoredEvent<TaskEvent>): Not
   }
 }
 
+/** Task events the conversation does not hear about (see noticesFor). */
+const SILENT: ReadonlySet<TaskEvent['type']> = new Set(['TaskRegistered', 'TaskStartFailed', 'TaskStopSignalled', 'TaskRetried']);
+
 /**
  * Mirrors a task event into its conversation (`conv.<conversationId>`), and for TaskFinished
  * records and publishes the completion through the outbox. The conversation and the user come
  * from the task's registration.
  */
 export async function mirrorTaskEvent(d: Deps, outbox: CompletionOutbox, stored: StoredEvent<TaskEvent>): Promise<void> {
-  if (stored.event.type === 'TaskRegistered' || stored.event.type === 'TaskStartFailed') return;
+  if (SILENT.has(stored.event.type)) return;
   const { state } = await d.tasks.load(stored.event.data.taskId);
   if (state.status === 'none') {
     d.logger.warn({ seq: stored.seq, subject: stored.subject }, 'task event without a registration; no notice');

@@ -12,14 +12,50 @@ export interface ExecOrder {
   readonly timeoutMs: number;
 }
 
+/** A stop (SIGTERM, SIGKILL after `graceMs`, escalated by the runner) or a kill, fenced by the generation it targets. */
+export interface SignalOrder {
+  readonly commandId: string;
+  readonly taskId: string;
+  readonly epoch: number;
+  readonly attempt: number;
+  readonly kind: 'stop' | 'kill';
+  readonly graceMs: number;
+  readonly reason: string;
+}
+
+/** What the runner did with a signal. */
+export type SignalOutcome = 'delivered' | 'already_exited';
+
+/** One command as a runner reports it (Status / List). */
+export interface RunnerCommand {
+  readonly commandId: string;
+  readonly taskId: string;
+  readonly epoch: number;
+  readonly attempt: number;
+  readonly state: 'running' | 'stopping' | 'exited';
+  /** Present once exited. */
+  readonly exit: { readonly exitCode: number | null; readonly signal: string | null; readonly reason: string; readonly endOffset: number } | null;
+}
+
+/** Every command a runner knows, and the boot that answers. */
+export interface RunnerListing {
+  readonly runnerId: string;
+  readonly bootId: string;
+  readonly commands: readonly RunnerCommand[];
+}
+
 /**
  * The runner as the coordinator sees it (adapter: src/grpc/runner-port.grpc.ts).
  * `exec` throws ValidationError when the runner refuses the command for good, Unavailable when
- * it cannot answer now.
+ * it cannot answer now. `signal` throws Conflict when the runner runs another generation of the
+ * command (it signalled nothing), NotFound when it does not know the command, Unavailable otherwise.
  */
 export interface RunnerPort {
   exec(address: string, order: ExecOrder): Promise<void>;
   /** True when the runner already knows this attempt (an earlier Exec reached it). */
   knows(address: string, commandId: string, attempt: number): Promise<boolean>;
+  signal(address: string, order: SignalOrder): Promise<SignalOutcome>;
+  /** Throws Unavailable when the runner cannot answer. */
+  list(address: string): Promise<RunnerListing>;
   close(): void;
 }

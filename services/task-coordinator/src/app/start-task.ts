@@ -1,10 +1,14 @@
 import type { StartTaskRequest } from '@handplane/contracts';
-import { IllegalState, ValidationError } from '@handplane/kernel';
+import { Conflict, IllegalState, ValidationError } from '@handplane/kernel';
 import type { CoordinatorDeps } from './deps';
+import { knownEpoch } from './epochs';
 import { commandIdFor, taskIdFor } from './ids';
 
-/** The first attempt of every task (retries are issue 4). */
+/** The first attempt of every task (retries count up from it). */
 export const FIRST_ATTEMPT = 1;
+
+type Deps = Pick<CoordinatorDeps, 'tasks' | 'clock' | 'settings' | 'pool'>;
+type Reply = { ok: true; taskId: string; commandId: string; seq: number };
 
 /** The deadline a task runs under: its own, or the default; never above the maximum. */
 export function deadlineFor(timeoutMs: number | undefined, s: { defaultDeadlineMs: number; maxDeadlineMs: number }): number {
@@ -13,17 +17,27 @@ export function deadlineFor(timeoutMs: number | undefined, s: { defaultDeadlineM
   return ms;
 }
 
+async function existing(d: Deps, taskId: string): Promise<Reply | null> {
+  const { registered } = await d.tasks.load(taskId);
+  return registered ? { ok: true, taskId, commandId: registered.event.data.commandId, seq: registered.seq } : null;
+}
+
 /**
  * `start-task`: registers the task (expected subject sequence 0). A retried request derives the
  * same ids, finds the task registered and answers the same ids and sequence without a second event.
  * `seq` is the TASKS sequence of TaskRegistered: the gateway waits for the `tasks` projection to reach it.
+ * A request naming an epoch that stop-all has ended is refused (conflict): nothing new starts under
+ * it. (A request racing the stop-all may still register; dispatch and the epoch sweep stop it.)
  */
-export async function startTask(
-  d: Pick<CoordinatorDeps, 'tasks' | 'clock' | 'settings'>,
-  req: StartTaskRequest,
-): Promise<{ ok: true; taskId: string; commandId: string; seq: number }> {
+export async function startTask(d: Deps, req: StartTaskRequest): Promise<Reply> {
   const timeoutMs = deadlineFor(req.input.timeoutMs, d.settings);
   const taskId = taskIdFor(req.tenant, req.requestId);
+  const known = await knownEpoch(d.pool, req.conversationId);
+  if (known && req.epoch < known.epoch) {
+    const before = await existing(d, taskId);
+    if (before) return before;
+    throw new Conflict(`epoch ${req.epoch} of this conversation has ended (stop-all); it is at epoch ${known.epoch}`);
+  }
   const commandId = commandIdFor(taskId, FIRST_ATTEMPT);
   const r = await d.tasks.execute(
     taskId,
@@ -50,7 +64,7 @@ export async function startTask(
     `register:${taskId}`,
   );
   if (r.events.length > 0) return { ok: true, taskId, commandId, seq: r.lastSeq };
-  const { registered } = await d.tasks.load(taskId);
-  if (!registered) throw new IllegalState(`task ${taskId} vanished`);
-  return { ok: true, taskId, commandId: registered.event.data.commandId, seq: registered.seq };
+  const before = await existing(d, taskId);
+  if (!before) throw new IllegalState(`task ${taskId} vanished`);
+  return before;
 }

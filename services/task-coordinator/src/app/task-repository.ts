@@ -30,9 +30,9 @@ export class TaskRepository {
   /**
    * Load → decide → append with optimistic concurrency. `msgId` must name the decision by its
    * content (e.g. `started:<taskId>:<attempt>:<runnerId>`) so a retried append is deduplicated and two
-   * different decisions never are.
+   * different decisions never are; a function names it from the events decided.
    */
-  async execute(taskId: string, command: TaskCommand, msgId: string): Promise<{ events: TaskEvent[]; state: TaskState; lastSeq: number }> {
+  async execute(taskId: string, command: TaskCommand, msgId: string | ((events: readonly TaskEvent[]) => string)): Promise<{ events: TaskEvent[]; state: TaskState; lastSeq: number }> {
     return handleCommand({
       store: this.store,
       stream: this.t.streams.TASKS,
@@ -40,7 +40,7 @@ export class TaskRepository {
       decode: decodeTaskEvent,
       decider: taskDecider,
       command,
-      msgId: () => msgId,
+      msgId: (events) => (typeof msgId === 'string' ? msgId : msgId(events)),
     });
   }
 }

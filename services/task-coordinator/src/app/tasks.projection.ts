@@ -40,7 +40,18 @@ async function applyTask(c: PoolClient, seq: number, e: TaskEvent): Promise<void
       await set('background = true', []);
       return;
     case 'TaskStopRequested':
-      await set(`status = CASE WHEN status IN ('starting', 'running') THEN 'stopping' ELSE status END`, []);
+      await set(`status = CASE WHEN status IN ('starting', 'running') THEN 'stopping' ELSE status END, stop_reason = $3, stop_requested_at = $4`, [e.data.reason, e.data.requestedAt]);
+      return;
+    case 'TaskStopSignalled':
+      await set('stop_signalled_at = $3', [e.data.signalledAt]);
+      return;
+    case 'TaskRetried':
+      // The next attempt is a new command: everything measured from the last start starts over.
+      await set(
+        `status = 'starting', command_id = $3, attempt = $4, runner_id = NULL, started_at = NULL, foreground_until = NULL, deadline_at = NULL,
+         exit_code = NULL, signal = NULL, output_bytes = 0, result_state = 'result_pending'`,
+        [e.data.commandId, e.data.attempt],
+      );
       return;
     case 'TaskFinished': {
       const d = e.data;

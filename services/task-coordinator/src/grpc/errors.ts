@@ -1,14 +1,18 @@
 import { status, type ServiceError } from '@grpc/grpc-js';
-import { Unavailable, ValidationError, type DomainError } from '@handplane/kernel';
+import { Conflict, NotFound, Unavailable, ValidationError, type DomainError } from '@handplane/kernel';
+
+const detailOf = (e: unknown): string => {
+  const err = e as Partial<ServiceError>;
+  return err.details || err.message || String(e);
+};
 
 /**
  * The gRPC side of the error mapping: what a runner refused for good (the same request can never
  * succeed) becomes ValidationError; everything else is a runner we could not use now.
  */
 export function fromGrpcError(e: unknown, what: string): DomainError {
-  const err = e as Partial<ServiceError>;
-  const detail = err.details || err.message || String(e);
-  switch (err.code) {
+  const detail = detailOf(e);
+  switch ((e as Partial<ServiceError>).code) {
     case status.INVALID_ARGUMENT:
     case status.FAILED_PRECONDITION:
     case status.PERMISSION_DENIED:
@@ -16,6 +20,22 @@ export function fromGrpcError(e: unknown, what: string): DomainError {
       return new ValidationError(`runner refused ${what}: ${detail}`, [detail], { cause: e });
     default:
       return new Unavailable(`runner could not ${what}: ${detail}`, { cause: e });
+  }
+}
+
+/**
+ * A Signal's errors: FAILED_PRECONDITION is the runner's generation fence (it runs another
+ * generation of this command and signalled nothing), NOT_FOUND a command it does not know.
+ */
+export function fromSignalError(e: unknown): DomainError {
+  const detail = detailOf(e);
+  switch ((e as Partial<ServiceError>).code) {
+    case status.FAILED_PRECONDITION:
+      return new Conflict(`stale signal refused by the runner: ${detail}`, { cause: e });
+    case status.NOT_FOUND:
+      return new NotFound(`the runner does not know the command: ${detail}`, { cause: e });
+    default:
+      return fromGrpcError(e, 'signal');
   }
 }
 

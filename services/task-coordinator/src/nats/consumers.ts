@@ -33,8 +33,8 @@ export async function startConsumers(nats: Nats, d: CoordinatorDeps, outbox: Com
         concurrency: 4,
         handler: async (m) => {
           const e = decodeTaskEvent(m.data);
-          if (e.type !== 'TaskRegistered' && e.type !== 'TaskStartFailed') return;
-          await dispatchTask(d, e.data.taskId, { count: m.info.deliveryCount, max: d.settings.dispatchMaxDeliver });
+          if (e.type !== 'TaskRegistered' && e.type !== 'TaskRetried' && e.type !== 'TaskStartFailed') return;
+          await dispatchTask(d, e.data.taskId, { count: m.info.deliveryCount, max: d.settings.dispatchMaxDeliver }, e);
         },
       }),
     );
@@ -44,8 +44,10 @@ export async function startConsumers(nats: Nats, d: CoordinatorDeps, outbox: Com
         durable: t.durable(DURABLES.commands),
         filterSubject: t.all.cmd,
         logger,
+        // Settling is quick; a message held by a coordinator that died comes back sooner (reconciliation covers the gap too).
+        ackWaitMs: 10_000,
         concurrency: 4,
-        handler: (m) => settleTask(d, decodeSandboxCommandEvent(m.data)),
+        handler: async (m) => void (await settleTask(d, decodeSandboxCommandEvent(m.data))),
       }),
     );
     started.push(
@@ -56,6 +58,7 @@ export async function startConsumers(nats: Nats, d: CoordinatorDeps, outbox: Com
         logger,
         // One at a time: a conversation sees its task notices in the order of the log.
         concurrency: 1,
+        ackWaitMs: 10_000,
         handler: (m) => mirrorTaskEvent(d, outbox, { seq: m.seq, subject: m.subject, event: decodeTaskEvent(m.data) }),
       }),
     );
