@@ -45,6 +45,8 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
     RUNNER_DATA_DIR: dataDir,
     JWT_SECRET: secret,
     LOG_LEVEL: 'warn',
+    // A stopped test stack must not leave commands running for a runner that never comes back.
+    RUNNER_ON_SHUTDOWN: 'stop',
     ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
     ...env,
   };

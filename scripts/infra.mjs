@@ -106,9 +106,18 @@ export function ensureComposeValidator() {
   if (!aptInstall(['docker-compose'])) console.error('docker-compose is missing; the compose validation test will fail (Debian: apt-get install docker-compose).');
 }
 
+// The sandbox runner contains commands in a PID namespace made by bubblewrap, else by unshare
+// (util-linux); its tests run with each one present. Best effort: never fails the infra.
+function ensureSandboxTools() {
+  if (which('bwrap')) return;
+  if (aptInstall(['bubblewrap'])) log('bubblewrap installed (the runner tests also cover it)');
+  else log('bubblewrap not installed: the sandbox runner uses unshare (util-linux) instead');
+}
+
 export async function ensureInfra() {
   await ensureNats();
   await ensurePostgres();
+  ensureSandboxTools();
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -16,6 +16,18 @@ export const runnerConfigSchema = z
     RUNNER_TLS_CA: z.string().default(''),
     /** "host:port" published in the registry when RUNNER_HOST is a wildcard or not reachable as is. */
     RUNNER_ADVERTISE_ADDRESS: z.string().default(''),
+    /** Containment: a PID namespace by bubblewrap or unshare ('auto' tries both), or 'none' (a process group). */
+    RUNNER_SANDBOX: z.enum(['auto', 'bwrap', 'unshare', 'none']).default('auto'),
+    /** Per-command cgroups (v2 and/or v1, whichever is writable) for limits and membership; 'off' uses prlimit only. */
+    RUNNER_CGROUPS: z.enum(['auto', 'off']).default('auto'),
+    /** Most processes one command may have at once (pids.max; 0 = no limit). */
+    RUNNER_PIDS_MAX: z.coerce.number().int().nonnegative().default(1024),
+    /** Most memory one command may use (memory.max; 0 = no limit). */
+    RUNNER_MEMORY_MAX_BYTES: z.coerce.number().int().nonnegative().default(4 * 1024 ** 3),
+    /** Most bytes of output all spools may hold together before a command is killed with reason spool_full (0 = the disk's size). */
+    RUNNER_SPOOL_MAX_BYTES: z.coerce.number().int().nonnegative().default(0),
+    /** What a runner stop does to running commands: 'detach' leaves them for the next runner to re-adopt, 'stop' ends them. */
+    RUNNER_ON_SHUTDOWN: z.enum(['detach', 'stop']).default('detach'),
   })
   .refine((c) => [c.RUNNER_TLS_CERT, c.RUNNER_TLS_KEY, c.RUNNER_TLS_CA].every((v) => v === '') || [c.RUNNER_TLS_CERT, c.RUNNER_TLS_KEY, c.RUNNER_TLS_CA].every((v) => v !== ''), {
     message: 'set all of RUNNER_TLS_CERT, RUNNER_TLS_KEY and RUNNER_TLS_CA, or none',

@@ -1,5 +1,6 @@
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, readlink, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ServiceError } from '@grpc/grpc-js';
@@ -8,6 +9,7 @@ import { createLogger, deadline, RunnerClients, unary } from '@handplane/platfor
 import type { AckRequest, CommandStatus, ExecRequest, ExecResponse, ExitRecord, LogRecord, OutputChunk, ReadLogRequest, RunnerClient, SignalRequest, SignalResponse } from '@handplane/proto';
 import { SignalKind } from '@handplane/proto';
 import { NATS_URL, type testNats, waitFor } from '@handplane/testing';
+import type { CommandMeta } from './app/types';
 import { startRunner, type RunnerOverrides, type RunningRunner } from './service';
 
 /** Test support for the runner's int specs (excluded from the build). */
@@ -19,8 +21,14 @@ export async function tempDataDir(): Promise<{ dir: string; remove: () => Promis
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
-/** Starts a runner in-process on free ports with its own data dir, and a real gRPC client to it. */
-export async function startTestRunner(env: TestNats, dataDir: string, vars: Record<string, string> = {}, overrides: RunnerOverrides = {}) {
+/**
+ * Starts a runner in-process on free ports with its own data dir, and a real gRPC client to it.
+ * Unless `vars` says otherwise its stop ends the commands still running (RUNNER_ON_SHUTDOWN=stop),
+ * so a test leaves no process behind.
+ */
+export async function startTestRunner(env: TestNats, dataDir: string, runnerVars: Record<string, string> = {}, overrides: RunnerOverrides = {}) {
+  // RUNNER_SANDBOX in the test environment runs the whole suite with that containment (e.g. unshare where bwrap is installed).
+  const vars = { RUNNER_ON_SHUTDOWN: 'stop', ...(process.env.RUNNER_SANDBOX ? { RUNNER_SANDBOX: process.env.RUNNER_SANDBOX } : {}), ...runnerVars };
   const config = loadConfig({ NATS_URL, NATS_PREFIX: env.prefix, RUNNER_HOST: '127.0.0.1', RUNNER_PORT: '0', RUNNER_HTTP_PORT: '0', STOP_GRACE_MS: '300', ...vars });
   const runner: RunningRunner = await startRunner(config, { dataDir, env: vars, logger: createLogger('sandbox-runner-test', process.env.TEST_LOG_LEVEL ?? 'error'), ...overrides });
   const clients = new RunnerClients();
@@ -133,3 +141,63 @@ export async function expectGroupGone(pgid: number): Promise<void> {
 }
 
 export { waitFor };
+
+/** Which PID-namespace sandboxes work on this host, probed the way the runner probes them (synchronously, for describe.each). */
+export function availableSandboxes(): ('bwrap' | 'unshare')[] {
+  const perl = ['perl', '-e', 'exit($$ == 1 ? 0 : 3)'];
+  const probes = {
+    bwrap: ['bwrap', '--dev-bind', '/', '/', '--proc', '/proc', '--unshare-pid', '--as-pid-1', '--', ...perl],
+    unshare: ['unshare', '--pid', '--fork', '--kill-child', '--mount-proc', ...perl],
+  } as const;
+  return (['bwrap', 'unshare'] as const).filter((k) => spawnSync(probes[k][0], probes[k].slice(1), { stdio: 'ignore', timeout: 10_000 }).status === 0);
+}
+
+export interface ProcInfo {
+  readonly pid: number;
+  readonly state: string;
+  readonly environ: readonly string[];
+  readonly argv: readonly string[];
+  /** PID namespace inode. */
+  readonly ns: string;
+}
+
+/** One pass over /proc (environment, argv and state of every process but this one). */
+export async function scanProcesses(): Promise<ProcInfo[]> {
+  const pids = (await readdir('/proc')).filter((n) => /^\d+$/.test(n) && Number(n) !== process.pid);
+  const all = await Promise.all(
+    pids.map(async (name) => {
+      const [environ, cmdline, stat, ns] = await Promise.all([readFile(`/proc/${name}/environ`, 'latin1').catch(() => ''), readFile(`/proc/${name}/cmdline`, 'latin1').catch(() => ''), readFile(`/proc/${name}/stat`, 'utf8').catch(() => ''), readlink(`/proc/${name}/ns/pid`).catch(() => '')]);
+      return { pid: Number(name), state: stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] ?? '?', environ: environ.split('\0'), argv: cmdline.split('\0'), ns: /\[(\d+)\]/.exec(ns)?.[1] ?? '' };
+    }),
+  );
+  return all.filter((p) => p.argv.length > 0);
+}
+
+/**
+ * Processes that carry `HP_MARK=<mark>` in their environment or `token` in their argv, in any state.
+ * (A zombie shows neither: see zombieChildren.)
+ */
+export function marked(procs: readonly ProcInfo[], mark: string, token: string): { pid: number; state: string; argv: string }[] {
+  return procs.filter((p) => p.environ.includes(`HP_MARK=${mark}`) || p.argv.includes(token)).map((p) => ({ pid: p.pid, state: p.state, argv: p.argv.join(' ').trim() }));
+}
+
+export async function markedProcesses(mark: string, token: string): Promise<{ pid: number; state: string; argv: string }[]> {
+  return marked(await scanProcesses(), mark, token);
+}
+
+/** Zombie children of this process (the in-process runner): it must reap everything it spawned. */
+export async function zombieChildren(): Promise<number[]> {
+  const out: number[] = [];
+  for (const name of await readdir('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const stat = await readFile(`/proc/${name}/stat`, 'utf8').catch(() => '');
+    const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (state === 'Z' && Number(ppid) === process.pid) out.push(Number(name));
+  }
+  return out;
+}
+
+/** The command's meta.json as the runner wrote it. */
+export async function metaOf(dataDir: string, commandId: string): Promise<CommandMeta> {
+  return JSON.parse(await readFile(join(dataDir, 'commands', commandId, 'meta.json'), 'utf8')) as CommandMeta;
+}

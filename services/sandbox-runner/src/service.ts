@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { mkdir, realpath } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { topology, type Config } from '@handplane/contracts';
@@ -8,6 +9,8 @@ import { connectNats, createLogger, listeningPort, natsCheck, RunnerRegistry, st
 import { AppModule } from './app.module';
 import { startHeartbeat } from './app/heartbeat';
 import { Runner } from './app/runner';
+import { removeCgroupParents } from './app/sandbox/cgroups';
+import { detectSandboxHost, type SandboxKind } from './app/sandbox/host';
 import { bindServer, hostPort, serveRunner, serverCredentials, shutdownServer } from './grpc/grpc-server';
 import { runnerGrpcService, type RunnerIdentity } from './grpc/runner.grpc';
 import { loadRunnerConfig } from './runner-config';
@@ -23,8 +26,6 @@ export interface RunnerOverrides {
   readonly heartbeatMs?: number;
   /** Period of the spool sweep (default: the retention, between 1 s and 60 s). */
   readonly sweepIntervalMs?: number;
-  /** How long descendants may hold a finished command's output open (default 2 s). */
-  readonly afterExitMs?: number;
 }
 
 export interface RunningRunner {
@@ -35,6 +36,8 @@ export interface RunningRunner {
   /** "host:port" as published in the registry. */
   readonly address: string;
   readonly bootId: string;
+  /** How this runner contains commands (found at start). */
+  readonly containment: { readonly sandbox: SandboxKind; readonly cgroups: string; readonly enforces: { readonly pids: boolean; readonly memory: boolean } };
 }
 
 const systemClock: Clock = { now: () => new Date(), monotonicMs: () => performance.now() };
@@ -84,14 +87,25 @@ export async function startRunner(config: Config, overrides: RunnerOverrides = {
     for (const fn of cleanup.splice(0).reverse()) await fn().catch((err) => logger.error({ err }, 'stop step failed'));
   };
   try {
+    const dataDir = resolve(overrides.dataDir ?? config.RUNNER_DATA_DIR);
+    await mkdir(dataDir, { recursive: true, mode: 0o700 });
+    const sandbox = await detectSandboxHost({
+      want: own.RUNNER_SANDBOX,
+      cgroups: own.RUNNER_CGROUPS,
+      // The cgroup parents are named after the data dir: a restarted runner finds its commands' cgroups again.
+      key: createHash('sha256').update(await realpath(dataDir)).digest('hex').slice(0, 12),
+      limits: { pidsMax: own.RUNNER_PIDS_MAX, memoryMaxBytes: own.RUNNER_MEMORY_MAX_BYTES },
+      logger,
+    });
     const runner = await Runner.open({
-      dataDir: resolve(overrides.dataDir ?? config.RUNNER_DATA_DIR),
+      dataDir,
       bootId,
       capacity: own.RUNNER_CAPACITY,
       stopGraceMs: config.STOP_GRACE_MS,
       defaultTimeoutMs: config.TASK_DEADLINE_MAX_MS,
-      afterExitMs: overrides.afterExitMs ?? 2000,
       retentionMs: own.RUNNER_SPOOL_RETENTION_MS,
+      sandbox,
+      spoolMaxBytes: own.RUNNER_SPOOL_MAX_BYTES,
       clock,
       logger,
     });
@@ -101,8 +115,9 @@ export async function startRunner(config: Config, overrides: RunnerOverrides = {
       bound = false;
       await shutdownServer(server, 2000);
     });
-    // Runs before the server closes (cleanup unwinds in reverse): readers get their exit records.
-    cleanup.push(() => runner.shutdown(Math.min(config.STOP_GRACE_MS, 5000)));
+    cleanup.push(() => removeCgroupParents(sandbox.cgroups));
+    // Runs before the server closes (cleanup unwinds in reverse): in 'stop' mode readers get their exit records.
+    cleanup.push(() => runner.shutdown(Math.min(config.STOP_GRACE_MS, 5000), own.RUNNER_ON_SHUTDOWN));
     const identity: RunnerIdentity = { runnerId: runnerIdFor(config.RUNNER_ID, grpcPort), bootId };
     serveRunner(server, runnerGrpcService(runner, identity, logger.child({ runnerId: identity.runnerId })));
     const address = advertised(own.RUNNER_ADVERTISE_ADDRESS, config.RUNNER_HOST, grpcPort);
@@ -132,7 +147,8 @@ export async function startRunner(config: Config, overrides: RunnerOverrides = {
     const app = await startHttpApp(AppModule.register(() => [natsCheck(nats), grpcCheck]), config.RUNNER_HTTP_PORT, logger);
     cleanup.push(() => app.close());
     logger.info({ runnerId: identity.runnerId, address, grpcPort, bootId }, 'sandbox runner started');
-    return { stop: unwind, httpPort: listeningPort(app), grpcPort, runnerId: identity.runnerId, address, bootId };
+    const containment = { sandbox: sandbox.kind, cgroups: sandbox.cgroups.description, enforces: sandbox.cgroups.enforces };
+    return { stop: unwind, httpPort: listeningPort(app), grpcPort, runnerId: identity.runnerId, address, bootId, containment };
   } catch (e) {
     await unwind();
     throw e;

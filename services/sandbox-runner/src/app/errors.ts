@@ -9,3 +9,11 @@ export class OffsetOutOfRange extends ValidationError {
     super(`${what} ${offset} is beyond the ${available} bytes of output`, [`${what} out of range`]);
   }
 }
+
+/** An offset below what Ack released (its disk blocks were given back): also OUT_OF_RANGE. */
+export class OffsetReleased extends OffsetOutOfRange {
+  constructor(offset: number, readonly releasedBelow: number) {
+    super(offset, releasedBelow, 'fromOffset');
+    this.message = `fromOffset ${offset} is below ${releasedBelow}: those bytes were acknowledged and their spool space released`;
+  }
+}

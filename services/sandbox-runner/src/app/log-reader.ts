@@ -1,5 +1,5 @@
 import type { FileHandle } from 'node:fs/promises';
-import { OffsetOutOfRange } from './errors';
+import { OffsetOutOfRange, OffsetReleased } from './errors';
 import type { Command } from './command';
 import { readExactly, RecordReader } from './spool-records';
 import type { LogItem, StreamName } from './types';
@@ -18,6 +18,8 @@ export interface ReadLogOptions {
 
 /** Throws OUT_OF_RANGE before any file is opened, so the caller can fail the call at once. */
 export function checkReadable(cmd: Command, fromOffset: number, follow: boolean): void {
+  const released = cmd.meta.freedOffset ?? 0;
+  if (fromOffset < released) throw new OffsetReleased(fromOffset, released);
   const available = cmd.exit?.endOffset ?? cmd.written;
   // A follower may wait for a running command to reach its offset; nobody else may ask past the end.
   if (fromOffset > available && (cmd.exit || !follow)) throw new OffsetOutOfRange(fromOffset, available, 'fromOffset');

@@ -1,4 +1,4 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import type { ProcessIdentity } from './types';
 
 /**
@@ -6,6 +6,8 @@ import type { ProcessIdentity } from './types';
  * Returns false when nothing was there to signal.
  */
 export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
+  // -0 is our own group and -1 every process we may signal.
+  if (!Number.isSafeInteger(pgid) || pgid <= 1) throw new Error(`refusing to signal process group ${pgid}`);
   try {
     process.kill(-pgid, signal);
     return true;
@@ -13,44 +15,6 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
     if ((e as NodeJS.ErrnoException).code === 'ESRCH') return false;
     throw e;
   }
-}
-
-/** True while any process (a zombie included) is still in the group. */
-export function groupExists(pgid: number): boolean {
-  return signalGroup(pgid, 0 as unknown as NodeJS.Signals);
-}
-
-/**
- * True while a member of the group is alive (not a zombie). A killed descendant whose parent died
- * too is re-parented to pid 1 and stays a zombie until pid 1 reaps it, which some inits do lazily
- * (seconds here) and a bare `node` as pid 1 never does: a zombie runs nothing and holds no files,
- * so it does not count. Without /proc, any member counts.
- */
-export async function groupHasLiveMember(pgid: number): Promise<boolean> {
-  if (!groupExists(pgid)) return false;
-  let pids: string[];
-  try {
-    pids = (await readdir('/proc')).filter((n) => /^\d+$/.test(n));
-  } catch {
-    return true;
-  }
-  for (const pid of pids) {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-    // Fields after the command name: state, ppid, pgrp, …
-    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(pgrp) === pgid && state !== 'Z' && state !== 'X') return true;
-  }
-  return false;
-}
-
-/** Waits until no live process is left in the group, up to `timeoutMs`; false if one still is. */
-export async function waitGroupGone(pgid: number, timeoutMs: number): Promise<boolean> {
-  const until = Date.now() + timeoutMs;
-  while (await groupHasLiveMember(pgid)) {
-    if (Date.now() >= until) return false;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return true;
 }
 
 let hostBootId: Promise<string> | undefined;

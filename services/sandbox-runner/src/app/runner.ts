@@ -1,15 +1,21 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { IllegalState, NotFound, Unavailable, ValidationError, type Clock } from '@handplane/kernel';
+import { assertNever, IllegalState, NotFound, Unavailable, ValidationError, type Clock } from '@handplane/kernel';
 import type { Logger } from '@handplane/platform';
 import { Command } from './command';
-import { CommandProcess } from './command-process';
+import { alignDown, CommandProcess } from './command-process';
 import { OffsetOutOfRange } from './errors';
 import { parseExec, requireCommandId, type RawExec } from './exec-input';
+import { decideSignal } from './fence';
 import { readLog, type ReadLogOptions } from './log-reader';
-import { loadCommands } from './recovery';
+import { loadCommands, type LoadedCommand } from './recovery';
+import { removeStrayCgroups } from './sandbox/cgroups';
+import type { SandboxHost } from './sandbox/host';
 import { CommandSpool } from './spool';
-import { sameGeneration, type CommandView, type ExecInput, type Generation, type LogItem, type SignalKind } from './types';
+import { SpoolBudget } from './spool-budget';
+import { punchHole } from './spool-release';
+import type { SpoolWriter, SpoolWriterEvents } from './spool-writer';
+import { sameGeneration, type CommandMeta, type CommandView, type ExecInput, type Generation, type LogItem, type SignalKind } from './types';
 import { commandEnv, resolveWorkspaceCwd } from './workspace';
 
 export interface RunnerOptions {
@@ -20,15 +26,19 @@ export interface RunnerOptions {
   readonly stopGraceMs: number;
   /** Backstop for a command whose Exec carries no timeout. */
   readonly defaultTimeoutMs: number;
-  /** How long descendants may hold the output open after the main process exits. */
-  readonly afterExitMs: number;
   readonly retentionMs: number;
+  /** How commands are contained (found once at start: detectSandboxHost). */
+  readonly sandbox: SandboxHost;
+  /** RUNNER_SPOOL_MAX_BYTES (0 = no limit). */
+  readonly spoolMaxBytes: number;
   readonly clock: Clock;
   readonly logger: Logger;
 }
 
 export interface SignalInput {
   readonly commandId: string;
+  /** '' when the caller did not say; otherwise it must be the command's task. */
+  readonly taskId: string;
   readonly generation: Generation | undefined;
   readonly kind: SignalKind;
   readonly graceMs: number;
@@ -43,21 +53,67 @@ export class Runner {
   private readonly commands = new Map<string, Command>();
   private readonly processes = new Map<string, CommandProcess>();
   private readonly starting = new Map<string, Promise<Command>>();
+  private readonly budget: SpoolBudget;
+  private readonly releasing = new Map<string, Promise<void>>();
   private closing = false;
 
-  private constructor(private readonly opts: RunnerOptions) {}
+  private constructor(private readonly opts: RunnerOptions) {
+    this.budget = new SpoolBudget(opts.spoolMaxBytes);
+  }
 
   private get commandsRoot(): string {
     return join(this.opts.dataDir, 'commands');
   }
 
-  /** Opens the data directory and loads what earlier boots left there. */
+  /** Opens the data directory, loads what earlier boots left there and re-adopts the commands still running. */
   static async open(opts: RunnerOptions): Promise<Runner> {
     const r = new Runner(opts);
     await mkdir(join(opts.dataDir, 'workspaces'), { recursive: true, mode: 0o700 });
-    for (const c of await loadCommands(r.commandsRoot, opts.clock, opts.logger)) r.commands.set(c.id, c);
-    opts.logger.info({ commands: r.commands.size }, 'spool loaded');
+    const loaded = await loadCommands(r.commandsRoot, opts.clock, opts.logger);
+    for (const { cmd } of loaded) {
+      r.commands.set(cmd.id, cmd);
+      r.budget.take(cmd.written - (cmd.meta.freedOffset ?? 0));
+    }
+    const adopting = loaded.filter((l) => l.adopt);
+    await removeStrayCgroups(opts.sandbox.cgroups, new Set(adopting.map((l) => l.cmd.id)), opts.logger);
+    for (const l of adopting) await r.adopt(l);
+    opts.logger.info({ commands: r.commands.size, adopted: adopting.length }, 'spool loaded');
     return r;
+  }
+
+  private async adopt({ cmd, adopt }: LoadedCommand): Promise<void> {
+    if (!adopt) return;
+    const ref: { proc?: CommandProcess } = {};
+    const writer = await cmd.spool.reopen(adopt.valid, this.writerEvents(cmd, ref));
+    const proc = (ref.proc = this.process(cmd, writer));
+    await proc.adopt(adopt.positions);
+    this.opts.logger.info({ commandId: cmd.id, generation: cmd.meta.generation, sandbox: cmd.meta.sandbox?.kind, stopping: cmd.state === 'stopping' }, 'command re-adopted');
+  }
+
+  /** Registers the process of a command (before anything is awaited, so a Signal during the launch finds it). */
+  private process(cmd: Command, writer: SpoolWriter): CommandProcess {
+    const { sandbox: host, stopGraceMs, clock, logger } = this.opts;
+    const proc = new CommandProcess(cmd, writer, { host, budget: this.budget, stopGraceMs, clock, logger });
+    this.processes.set(cmd.id, proc);
+    void proc.done.then(() => this.processes.delete(cmd.id));
+    return proc;
+  }
+
+  /** The spool writer's events reach the process through `ref` (the writer exists before the process it serves). */
+  private writerEvents(cmd: Command, ref: { proc?: CommandProcess }): SpoolWriterEvents {
+    const { logger } = this.opts;
+    return {
+      onWritten: (offset, records) => cmd.advance(offset, records),
+      onPressure: (paused) => {
+        logger.debug({ commandId: cmd.id, paused }, 'spool backpressure');
+        ref.proc?.setPaused(paused);
+      },
+      onFailed: (err) => {
+        const full = ['ENOSPC', 'EDQUOT'].includes((err as NodeJS.ErrnoException).code ?? '');
+        logger.error({ err, commandId: cmd.id }, 'spool write failed: killing the command');
+        ref.proc?.kill(full ? `spool_full: no space left for the spool (${err.message}); output up to offset ${cmd.written} kept` : `spool_failed: ${err.message}`);
+      },
+    };
   }
 
   /** Commands whose exit record is not written yet. */
@@ -95,47 +151,42 @@ export class Runner {
   private async launch(input: ExecInput): Promise<Command> {
     const { workspace, cwd } = await resolveWorkspaceCwd(join(this.opts.dataDir, 'workspaces'), input.conversationId, input.cwd);
     const { commandId, taskId, conversationId, tenant, generation, command } = input;
-    const meta = { v: 1 as const, commandId, taskId, conversationId, tenant, generation, command, cwd: input.cwd, startedAtMs: this.opts.clock.now().getTime(), pid: null, processIdentity: null, runnerBootId: this.opts.bootId, ackedOffset: 0 };
+    const meta: CommandMeta = { v: 1, commandId, taskId, conversationId, tenant, generation, command, cwd: input.cwd, startedAtMs: this.opts.clock.now().getTime(), pid: null, processIdentity: null, runnerBootId: this.opts.bootId, ackedOffset: 0 };
     const spool = CommandSpool.forCommand(this.commandsRoot, commandId);
     const cmd = new Command(meta, spool, { written: 0, records: 0, exit: null });
-    // The writer exists before the process it serves; its events reach the process through this.
     const ref: { proc?: CommandProcess } = {};
-    const writer = await spool.create(meta, {
-      onWritten: (offset, records) => cmd.advance(offset, records),
-      onPressure: (paused) => {
-        this.opts.logger.debug({ commandId, paused }, 'spool backpressure');
-        ref.proc?.setPaused(paused);
-      },
-      onFailed: (err) => {
-        this.opts.logger.error({ err, commandId }, 'spool write failed: killing the command');
-        ref.proc?.kill('spool_failed');
-      },
-    });
+    const writer = await spool.create(meta, this.writerEvents(cmd, ref));
     this.commands.set(commandId, cmd);
-    const { stopGraceMs, afterExitMs, clock, logger } = this.opts;
-    const proc = (ref.proc = CommandProcess.spawn(cmd, writer, { cwd, env: commandEnv(workspace, input.env), timeoutMs: input.timeoutMs || this.opts.defaultTimeoutMs, stopGraceMs, afterExitMs, clock, logger }));
-    this.processes.set(commandId, proc);
-    void proc.done.then(() => this.processes.delete(commandId));
-    await proc.recordIdentity();
-    logger.info({ commandId, taskId, conversationId, generation, pid: meta.pid }, 'command started');
+    const proc = (ref.proc = this.process(cmd, writer));
+    await proc.launch({ cwd, env: commandEnv(workspace, input.env), timeoutMs: input.timeoutMs || this.opts.defaultTimeoutMs });
+    this.opts.logger.info({ commandId, taskId, conversationId, generation, pid: meta.pid, sandbox: meta.sandbox?.kind }, 'command started');
     return cmd;
   }
 
-  /** Stops or kills a command, only if the request targets the generation it runs. */
+  /**
+   * Stops or kills a command, only if the request targets the task and generation it runs
+   * (fence.ts). A stale request is refused, logged, and reaches no process.
+   */
   signal(req: SignalInput): { outcome: 'delivered' | 'already_exited'; view: CommandView } {
     const cmd = this.get(req.commandId);
-    if (!req.generation) throw new ValidationError('generation is required', ['generation is required']);
-    const g = cmd.meta.generation;
-    if (!sameGeneration(g, req.generation)) {
-      this.opts.logger.warn({ commandId: cmd.id, requested: req.generation, current: g, kind: req.kind, reason: req.reason }, 'stale signal dropped');
-      throw new IllegalState(`stale generation (epoch ${req.generation.epoch}, attempt ${req.generation.attempt}): command ${cmd.id} runs (epoch ${g.epoch}, attempt ${g.attempt}); nothing was signalled`);
-    }
     const proc = this.processes.get(cmd.id);
-    if (cmd.exit || !proc || proc.finishing) return { outcome: 'already_exited', view: cmd.view() };
-    this.opts.logger.info({ commandId: cmd.id, kind: req.kind, reason: req.reason }, 'signal delivered');
-    if (req.kind === 'stop') proc.stop(req.graceMs || this.opts.stopGraceMs, 'stopped');
-    else proc.kill('killed');
-    return { outcome: 'delivered', view: cmd.view() };
+    const decision = decideSignal({ taskId: cmd.meta.taskId, generation: cmd.meta.generation, ended: !!cmd.exit || !proc || proc.finishing }, req);
+    switch (decision.type) {
+      case 'invalid':
+        throw new ValidationError(decision.reason, [decision.reason]);
+      case 'stale':
+        this.opts.logger.warn({ commandId: cmd.id, requested: { taskId: req.taskId, generation: req.generation }, current: { taskId: cmd.meta.taskId, generation: cmd.meta.generation }, kind: req.kind, reason: req.reason }, 'stale signal dropped');
+        throw new IllegalState(`${decision.reason} (command ${cmd.id})`);
+      case 'already_exited':
+        return { outcome: 'already_exited', view: cmd.view() };
+      case 'deliver':
+        this.opts.logger.info({ commandId: cmd.id, kind: req.kind, reason: req.reason }, 'signal delivered');
+        if (req.kind === 'stop') proc?.stop(req.graceMs || this.opts.stopGraceMs, 'stopped');
+        else proc?.kill('killed');
+        return { outcome: 'delivered', view: cmd.view() };
+      default:
+        return assertNever(decision);
+    }
   }
 
   /** Spooled output from an offset (see log-reader). */
@@ -143,7 +194,11 @@ export class Runner {
     return readLog(this.get(commandId), opts);
   }
 
-  /** Records the committed cursor (monotonic); answers the cursor now in force. */
+  /**
+   * Records the committed cursor (monotonic) and answers the cursor now in force. Acknowledged
+   * bytes are then released (in the background, whole MiB): their spool blocks, and the raw
+   * output already copied. Nothing else frees a running command's spool space.
+   */
   async ack(commandId: string, offset: number): Promise<number> {
     const cmd = this.get(commandId);
     const available = cmd.exit?.endOffset ?? cmd.written;
@@ -151,8 +206,36 @@ export class Runner {
     if (offset > cmd.meta.ackedOffset) {
       cmd.meta.ackedOffset = offset;
       await cmd.spool.writeMeta(cmd.meta);
+      this.scheduleRelease(cmd);
     }
     return cmd.meta.ackedOffset;
+  }
+
+  /** One release at a time per command; an ack that arrives meanwhile is covered by a second pass. */
+  private scheduleRelease(cmd: Command): void {
+    const prev = this.releasing.get(cmd.id) ?? Promise.resolve();
+    const next = prev.then(() => this.release(cmd)).catch((err) => this.opts.logger.warn({ err, commandId: cmd.id }, 'spool release failed'));
+    this.releasing.set(cmd.id, next);
+    void next.then(() => {
+      if (this.releasing.get(cmd.id) === next) this.releasing.delete(cmd.id);
+    });
+  }
+
+  private async release(cmd: Command): Promise<void> {
+    const from = cmd.meta.freedOffset ?? 0;
+    const to = alignDown(cmd.meta.ackedOffset);
+    const { logger } = this.opts;
+    if (to > from && this.commands.get(cmd.id) === cmd && (await punchHole(cmd.spool.outputPath, from, to, logger))) {
+      cmd.meta.freedOffset = to;
+      await cmd.spool.writeMeta(cmd.meta);
+      this.budget.give(to - from);
+    }
+    await this.processes.get(cmd.id)?.releaseRaw((path, a, b) => punchHole(path, a, b, logger));
+  }
+
+  /** Bytes of output the spools hold now (what RUNNER_SPOOL_MAX_BYTES limits). */
+  get spoolBytes(): number {
+    return this.budget.used;
   }
 
   status(commandId: string): CommandView {
@@ -176,6 +259,7 @@ export class Runner {
       const { deleted } = await cmd.spool.remove();
       this.commands.delete(cmd.id);
       await deleted;
+      this.budget.give(exit.endOffset - (cmd.meta.freedOffset ?? 0));
       freed.push(cmd.id);
     }
     if (freed.length > 0) this.opts.logger.info({ freed: freed.length }, 'spool freed');
@@ -183,13 +267,19 @@ export class Runner {
   }
 
   /**
-   * Ends every running command (SIGTERM, SIGKILL after `graceMs`) and waits for their exit
-   * records: without re-adoption a command cannot outlive the runner that reads its output.
+   * 'detach' (the default): stops following the running commands and leaves them running; the
+   * next runner on this data dir re-adopts them. 'stop': ends them (SIGTERM, SIGKILL after
+   * `graceMs`) and waits for their exit records.
    */
-  async shutdown(graceMs: number): Promise<void> {
+  async shutdown(graceMs: number, mode: 'detach' | 'stop'): Promise<void> {
     this.closing = true;
     await Promise.allSettled([...this.starting.values()]);
     const procs = [...this.processes.values()];
+    if (mode === 'detach') {
+      await Promise.all(procs.map((p) => p.detach()));
+      if (procs.length > 0) this.opts.logger.info({ running: procs.length }, 'runner stopped; its commands keep running for the next runner to adopt');
+      return;
+    }
     for (const p of procs) p.stop(graceMs, 'runner_shutdown');
     await Promise.all(procs.map((p) => p.done));
   }

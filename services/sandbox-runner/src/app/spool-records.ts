@@ -86,3 +86,14 @@ export async function validPrefix(records: FileHandle, outputSize: number): Prom
   }
   return { count: 0, endOffset: 0 };
 }
+
+/** Bytes of each stream among the first `count` records: where a re-adopted command's raw files were consumed up to. */
+export async function streamTotals(records: FileHandle, count: number): Promise<{ stdout: number; stderr: number }> {
+  const totals = { stdout: 0, stderr: 0 };
+  const reader = new RecordReader(records);
+  for (let i = 0; i < count; i++) {
+    const r = await reader.get(i, count);
+    totals[r.stream] += r.length;
+  }
+  return totals;
+}

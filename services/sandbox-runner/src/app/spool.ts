@@ -16,6 +16,10 @@ export class CommandSpool {
   readonly outputPath: string;
   readonly recordsPath: string;
   readonly exitPath: string;
+  /** Written by the command itself (its stdout and stderr), copied into output.bin by the runner. */
+  readonly rawPaths: { readonly stdout: string; readonly stderr: string };
+  /** Written by the sandbox init when the command ended: `exit <code>` or `signal <n>`. */
+  readonly statusPath: string;
   /** Meta writes are serialised so an older snapshot never lands after a newer one. */
   private metaChain: Promise<void> = Promise.resolve();
 
@@ -24,6 +28,8 @@ export class CommandSpool {
     this.outputPath = join(dir, 'output.bin');
     this.recordsPath = join(dir, 'records.bin');
     this.exitPath = join(dir, 'exit.json');
+    this.rawPaths = { stdout: join(dir, 'stdout.raw'), stderr: join(dir, 'stderr.raw') };
+    this.statusPath = join(dir, 'status');
   }
 
   static forCommand(commandsRoot: string, commandId: string): CommandSpool {
@@ -45,6 +51,27 @@ export class CommandSpool {
       throw e;
     }
     return new SpoolWriter(output, records, events);
+  }
+
+  /** A writer that appends after what `recover()` found valid (a re-adopted command goes on writing). */
+  async reopen(valid: { count: number; endOffset: number }, events: SpoolWriterEvents): Promise<SpoolWriter> {
+    const output = await open(this.outputPath, 'r+');
+    try {
+      return new SpoolWriter(output, await open(this.recordsPath, 'r+'), events, { offset: valid.endOffset, records: valid.count });
+    } catch (e) {
+      await output.close();
+      throw e;
+    }
+  }
+
+  /** Removes the raw output files once their bytes are in output.bin. */
+  async removeRaw(): Promise<void> {
+    await Promise.all([this.rawPaths.stdout, this.rawPaths.stderr].map((p) => rm(p, { force: true })));
+  }
+
+  /** Removes the init's status file once the exit record holds what it said. */
+  async removeStatus(): Promise<void> {
+    await rm(this.statusPath, { force: true });
   }
 
   writeMeta(meta: CommandMeta): Promise<void> {

@@ -22,14 +22,48 @@ export interface CommandMeta {
   readonly command: string;
   readonly cwd: string;
   readonly startedAtMs: number;
-  /** Process (and process group) id of `bash -c`; null until spawned or when the spawn failed. */
+  /** Process (and process group) id of what the runner spawned (the sandbox launcher); null until spawned or when the spawn failed. */
   pid: number | null;
   /** Identity of that process (host boot id + start time in clock ticks), so a later boot can tell a reused pid apart. */
   processIdentity: ProcessIdentity | null;
-  /** The runner boot that spawned it: a command from another boot is not ours any more. */
+  /** The runner boot that spawned it (a later boot that re-adopts the command keeps it). */
   readonly runnerBootId: string;
   /** Committed cursor: bytes below it are durable upstream. */
   ackedOffset: number;
+  /** Bytes below this offset were acknowledged and their disk blocks released (absent: 0). */
+  freedOffset?: number;
+  /** The sandbox the command runs in, once it started (absent in spools of runners before re-adoption). */
+  sandbox?: SandboxRecord | null;
+  /** The wall-time backstop in force (re-armed after a runner restart). */
+  timeoutMs?: number;
+  /** Set when the runner began to end the command, so a restarted runner finishes the escalation. */
+  stop?: StopRecord | null;
+}
+
+/** A stop in progress: SIGTERM sent at `atMs`, SIGKILL due `graceMs` later. */
+export interface StopRecord {
+  readonly reason: string;
+  readonly atMs: number;
+  readonly graceMs: number;
+}
+
+/**
+ * Where a command runs and how to find it again after a runner restart. Identity is the init's pid
+ * plus its start time and host boot (plus the namespace inode): a stored pid alone proves nothing.
+ */
+export interface SandboxRecord {
+  readonly kind: 'bwrap' | 'unshare' | 'none';
+  /** What the runner spawned (bwrap/unshare, or the init itself); its pid is the sandbox's process group. */
+  readonly launcherPid: number;
+  /** The init as the host sees it: pid 1 of the namespace, or the parent of the command's group. */
+  readonly initPid: number;
+  readonly init: ProcessIdentity;
+  /** Inode of the PID namespace (null without one). */
+  readonly nsInode: string | null;
+  /** The command's own process group (its pid), signalled in 'none' mode. */
+  readonly commandPgid: number;
+  /** The command's cgroup directories (empty without cgroups). */
+  readonly cgroups: readonly { readonly path: string; readonly version: 1 | 2 }[];
 }
 
 export interface ProcessIdentity {

@@ -31,7 +31,7 @@ export function runnerGrpcService(runner: Runner, id: RunnerIdentity, logger: Lo
     }),
     signal: unary('Signal', logger, (req) => {
       const kind = toSignalKind(req.kind);
-      const r = runner.signal({ commandId: req.commandId, generation: req.generation, kind, graceMs: req.graceMs, reason: req.reason });
+      const r = runner.signal({ commandId: req.commandId, taskId: req.taskId, generation: req.generation, kind, graceMs: req.graceMs, reason: req.reason });
       return { outcome: toSignalOutcome(r.outcome), status: toCommandStatus(r.view, id.runnerId) };
     }),
     readLog: (call) => void streamLog(runner, call, logger),
