@@ -217,6 +217,8 @@ export class CommandProcess {
       this.timers.delete(t);
       fn();
     }, Math.min(Math.max(0, ms), MAX_TIMER_MS));
+    // The gRPC server keeps a runner alive; a command's timer alone must not (tests, clean shutdown).
+    t.unref();
     this.timers.add(t);
   }
 
