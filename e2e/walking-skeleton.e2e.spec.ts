@@ -109,14 +109,22 @@ describe('walking skeleton (e2e)', () => {
     const id = await newConversation('scripted');
     expect((await alice.call('POST', `/v1/conversations/${id}/members`, { userId: 'bob' })).status).toBe(204);
     const sse = alice.events(id);
-    const posted = await alice.call('POST', `/v1/conversations/${id}/messages`, { text: '$ echo first\n$ sleep 4; echo second' });
+    const posted = await alice.call('POST', `/v1/conversations/${id}/messages`, { text: '$ echo first\n$ sleep 9; echo second' });
     expect(posted.status).toBe(202);
     expect(posted.json.disposition).toBe('started');
 
     await waitFor(() => sse.events.some((e) => e.event === 'run.finished' && e.data.outcome === 'waiting'), 30_000, 'the run to wait');
     expect(sse.events.some((e) => e.event === 'wait.declared')).toBe(true);
-    const waiting = await alice.call('GET', `/v1/conversations/${id}`);
-    expect(waiting.json.run.status).toBe('waiting');
+    // The read model follows the log: wait for it to show the suspended run (the task sleeps 9 s, so
+    // the run cannot have been woken yet).
+    const waiting = await waitFor(
+      async () => {
+        const c = await alice.call('GET', `/v1/conversations/${id}`);
+        return c.json.run.status === 'waiting' ? c : undefined;
+      },
+      5_000,
+      'the conversation to show the waiting run',
+    );
     expect(waiting.json.waitForTasks).toHaveLength(1);
 
     await waitFor(() => sse.events.some((e) => e.event === 'run.finished' && e.data.outcome === 'completed'), 60_000, 'the woken run to complete');

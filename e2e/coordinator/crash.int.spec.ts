@@ -4,10 +4,10 @@ import { validateTaskWaitReplySchema, type StartTaskReply } from '@handplane/con
 import { isTerminalStatus, type TaskEvent, type TaskFinished } from '@handplane/domain';
 import { callRpc, RunnerClients, unary } from '@handplane/platform';
 import { waitFor } from '@handplane/testing';
-import { startBody } from './harness';
+import { startBody } from '../../services/task-coordinator/test/harness';
 import { realStack, type RealStack } from './real-stack';
 
-const ROOT = join(__dirname, '..', '..', '..');
+const ROOT = join(__dirname, '..', '..');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A small seeded PRNG (mulberry32): the kill moments are random but reproducible from the printed seed. */

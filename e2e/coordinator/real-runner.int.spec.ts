@@ -2,8 +2,8 @@ import type { StartTaskReply } from '@handplane/contracts';
 import type { ConversationEvent, TaskEvent } from '@handplane/domain';
 import { createLogger } from '@handplane/platform';
 import { waitFor } from '@handplane/testing';
-import { startCoordinator, type RunningCoordinator } from '../src/service';
-import { startBody } from './harness';
+import { startCoordinator, type RunningCoordinator } from '../../services/task-coordinator/src/service';
+import { startBody } from '../../services/task-coordinator/test/harness';
 import { realStack, type RealStack } from './real-stack';
 
 type Ok = Extract<StartTaskReply, { ok: true }>;

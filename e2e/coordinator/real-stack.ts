@@ -18,8 +18,8 @@ import type { ConversationEvent, SandboxCommandEvent, TaskEvent } from '@handpla
 import { callRpc, createLogger, createPool, EventStore } from '@handplane/platform';
 import { freshDatabase, NATS_URL, testNats, waitFor } from '@handplane/testing';
 import type { Pool } from 'pg';
-import { startIngestor, type RunningIngestor } from '../../log-ingestor/src/service';
-import { startRunner, type RunningRunner } from '../../sandbox-runner/src/service';
+import { startIngestor, type RunningIngestor } from '../../services/log-ingestor/src/service';
+import { startRunner, type RunningRunner } from '../../services/sandbox-runner/src/service';
 
 const level = () => process.env.TEST_LOG_LEVEL ?? 'silent';
 

@@ -1,23 +1,32 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { HealthModule, type Logger, type ReadinessCheck } from '@handplane/platform';
+import { auditApp } from './app/audit';
 import type { TokenVerifier } from './app/auth';
 import { conversationsApp } from './app/conversations';
 import { feedOpener } from './app/feeds';
+import { promptsApp } from './app/prompts';
+import type { RateLimiter } from './app/rate-limit';
 import type { GatewayResources } from './app/resources';
+import type { SseTickets } from './app/sse-tickets';
+import { stopsApp } from './app/stops';
 import { tasksApp } from './app/tasks';
-import { AuthGuard } from './http/auth.guard';
+import { ConsoleModule } from './console/console.module';
+import { AuthGuard, EventStreamGuard } from './http/auth.guard';
 import { ConversationsController } from './http/conversations.controller';
 import { HttpErrorFilter } from './http/error-mapping';
+import { OpenApiController } from './http/openapi.controller';
 import { TasksController } from './http/tasks.controller';
-import { CONVERSATIONS_APP, FEED_OPENER, LOGGER, SSE_SETTINGS, TASKS_APP, TOKEN_VERIFIER } from './http/tokens';
-import { EventsController } from './sse/events.controller';
+import { AUDIT_APP, CONVERSATIONS_APP, FEED_OPENER, LOGGER, PROMPTS_APP, RATE_LIMITER, SSE_SETTINGS, SSE_TICKETS, STOPS_APP, TASKS_APP, TOKEN_VERIFIER } from './http/tokens';
+import { EventsController, type SseSettings } from './sse/events.controller';
 
 export interface GatewayModuleDeps {
   readonly resources: GatewayResources;
   readonly verifier: TokenVerifier;
+  readonly tickets: SseTickets;
+  readonly limiter: RateLimiter;
   readonly checks: () => ReadinessCheck[];
-  readonly heartbeatMs: number;
+  readonly sse: Omit<SseSettings, 'clock'>;
   readonly logger: Logger;
 }
 
@@ -27,17 +36,23 @@ export class AppModule {
   static register(d: GatewayModuleDeps): DynamicModule {
     return {
       module: AppModule,
-      imports: [HealthModule.register(d.checks)],
-      controllers: [ConversationsController, TasksController, EventsController],
+      imports: [HealthModule.register(d.checks), ConsoleModule.register()],
+      controllers: [ConversationsController, TasksController, EventsController, OpenApiController],
       providers: [
         { provide: LOGGER, useValue: d.logger },
         { provide: TOKEN_VERIFIER, useValue: d.verifier },
-        { provide: SSE_SETTINGS, useValue: { heartbeatMs: d.heartbeatMs } },
+        { provide: SSE_TICKETS, useValue: d.tickets },
+        { provide: RATE_LIMITER, useValue: d.limiter },
+        { provide: SSE_SETTINGS, useFactory: (): SseSettings => ({ ...d.sse, clock: d.resources.clock }) },
         { provide: CONVERSATIONS_APP, useFactory: () => conversationsApp(d.resources) },
         { provide: TASKS_APP, useFactory: () => tasksApp(d.resources) },
+        { provide: STOPS_APP, useFactory: () => stopsApp(d.resources) },
+        { provide: PROMPTS_APP, useFactory: () => promptsApp(d.resources) },
+        { provide: AUDIT_APP, useFactory: () => auditApp(d.resources) },
         { provide: FEED_OPENER, useFactory: () => feedOpener(d.resources) },
         { provide: APP_FILTER, useClass: HttpErrorFilter },
         AuthGuard,
+        EventStreamGuard,
       ],
     };
   }

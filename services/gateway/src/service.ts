@@ -22,6 +22,8 @@ import {
 import { AppModule } from './app.module';
 import { assertSafeAuthConfig, createTokenVerifier } from './app/auth';
 import { conversationsProjection } from './app/conversations.projection';
+import { tokenBucketLimiter } from './app/rate-limit';
+import { sseTickets, ticketKey } from './app/sse-tickets';
 import type { GatewayResources } from './app/resources';
 import { trackConnections } from './http/connections';
 
@@ -83,7 +85,18 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
 
 async function serveHttp(config: Config, overrides: GatewayOverrides, resources: GatewayResources, checks: ReadinessCheck[]): Promise<{ port: number; stop: () => Promise<void> }> {
   const { logger } = resources;
-  const module = AppModule.register({ resources, verifier: createTokenVerifier(config), checks: () => checks, heartbeatMs: config.SSE_HEARTBEAT_MS, logger });
+  const key = ticketKey(config);
+  if (!key.shared) logger.warn('SSE tickets use a per-process key (JWKS with no JWT_SECRET): set SSE_TICKET_SECRET when running several gateways');
+  const limiter = tokenBucketLimiter({ perMinute: config.RATE_LIMIT_PER_MINUTE, burst: config.RATE_LIMIT_BURST, nowMs: () => resources.clock.monotonicMs() });
+  const module = AppModule.register({
+    resources,
+    verifier: createTokenVerifier(config),
+    tickets: sseTickets(resources, key.key),
+    limiter,
+    checks: () => checks,
+    sse: { heartbeatMs: config.SSE_HEARTBEAT_MS, maxBufferBytes: config.SSE_MAX_BUFFER_BYTES },
+    logger,
+  });
   const app = await startHttpApp(module, config.GATEWAY_PORT, logger, overrides.host ?? '0.0.0.0', { jsonBodyLimit: '1mb' });
   const connections = trackConnections(app.getHttpServer() as Server);
   return {

@@ -35,6 +35,8 @@ describe('gateway conversations (real NATS + Postgres)', () => {
       waitForTasks: [],
       epoch: 1,
       queue: [],
+      approvals: [],
+      questions: [],
     });
     expect((await history(id)).map((e) => e.type)).toEqual(['conversation.created', 'member.added']);
     // No body at all is a conversation without a title.

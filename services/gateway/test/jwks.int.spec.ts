@@ -21,7 +21,7 @@ describe('token verification (RS256 via JWKS_URL)', () => {
 
   it('accepts a token signed by a key of the set', async () => {
     const verify = createTokenVerifier({ JWT_SECRET: 'dev-secret-change-me', JWKS_URL: url });
-    expect(await verify(`Bearer ${await sign({ tenant: 'acme' })}`)).toEqual({ userId: 'alice', tenant: 'acme' });
+    expect(await verify(`Bearer ${await sign({ tenant: 'acme' })}`)).toEqual({ userId: 'alice', tenant: 'acme', expiresAt: expect.any(Number) });
   });
 
   it('refuses an unknown key and a missing tenant', async () => {

@@ -8,7 +8,7 @@ describe('token verification (HS256)', () => {
 
   it('accepts a dev token and yields the caller', async () => {
     const token = await signDevToken({ sub: 'alice', tenant: 'acme', name: 'Alice' }, 's3cret', 60);
-    expect(await verify(`Bearer ${token}`)).toEqual({ userId: 'alice', tenant: 'acme', name: 'Alice' });
+    expect(await verify(`Bearer ${token}`)).toEqual({ userId: 'alice', tenant: 'acme', name: 'Alice', expiresAt: expect.any(Number) });
   });
 
   it.each([

@@ -4,6 +4,9 @@ import type { Config } from '@handplane/contracts';
 import { DEV_JWT_SECRET } from './dev-token';
 import type { Principal } from './resources';
 
+/** The `aud` of SSE tickets (sse-tickets.ts). */
+export const TICKET_AUDIENCE = 'handplane:sse-ticket';
+
 /** Turns a bearer token into the caller, or throws Unauthorized (missing, forged, expired, incomplete). */
 export type TokenVerifier = (authorization: string | undefined) => Promise<Principal>;
 
@@ -16,11 +19,19 @@ export function assertSafeAuthConfig(config: Pick<Config, 'NODE_ENV' | 'JWT_SECR
   }
 }
 
-function principalOf(payload: JWTPayload): Principal {
+/** The caller named by verified claims (`sub`, `tenant`, optional `name`); shared with SSE tickets. */
+export function principalOf(payload: JWTPayload, expiresAt = payload.exp): Principal {
   const { sub, tenant, name } = payload as JWTPayload & { tenant?: unknown; name?: unknown };
   if (typeof sub !== 'string' || !CLAIM.test(sub)) throw new Unauthorized('token has no usable sub claim');
   if (typeof tenant !== 'string' || !CLAIM.test(tenant)) throw new Unauthorized('token has no usable tenant claim');
-  return { userId: sub, tenant, ...(typeof name === 'string' && name ? { name } : {}) };
+  return { userId: sub, tenant, ...(typeof name === 'string' && name ? { name } : {}), ...(typeof expiresAt === 'number' ? { expiresAt } : {}) };
+}
+
+// An SSE ticket is never a bearer token, even where both keys happen to be the same.
+function bearerPrincipal(payload: JWTPayload): Principal {
+  const aud = payload.aud;
+  if (aud === TICKET_AUDIENCE || (Array.isArray(aud) && aud.includes(TICKET_AUDIENCE))) throw new Unauthorized('an event-stream ticket is not a bearer token');
+  return principalOf(payload);
 }
 
 /**
@@ -42,8 +53,8 @@ export function createTokenVerifier(config: Pick<Config, 'JWT_SECRET' | 'JWKS_UR
       throw new Unauthorized('malformed token');
     }
     try {
-      if (alg === 'HS256' && hmac) return principalOf((await jwtVerify(token, hmac, { ...options, algorithms: ['HS256'] })).payload);
-      if (alg === 'RS256' && jwks) return principalOf((await jwtVerify(token, jwks, { ...options, algorithms: ['RS256'] })).payload);
+      if (alg === 'HS256' && hmac) return bearerPrincipal((await jwtVerify(token, hmac, { ...options, algorithms: ['HS256'] })).payload);
+      if (alg === 'RS256' && jwks) return bearerPrincipal((await jwtVerify(token, jwks, { ...options, algorithms: ['RS256'] })).payload);
     } catch (e) {
       if (e instanceof Unauthorized) throw e;
       const code = (e as { code?: string }).code;

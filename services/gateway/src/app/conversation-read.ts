@@ -37,6 +37,9 @@ export interface ConversationView {
   waitForTasks: string[];
   epoch: number;
   queue: QueueItem[];
+  /** Pending approvals and questions, oldest first (answered through the API). */
+  approvals: { approvalId: string; runId: string | null; command: string; reason: string; requestedAt: string }[];
+  questions: { questionId: string; runId: string | null; text: string; askedAt: string }[];
 }
 
 /**
@@ -82,10 +85,32 @@ async function pending(pool: Pool, id: string): Promise<QueueItem[]> {
   return [...messages.map((m) => ({ kind: m.kind, userId: m.user_id })), ...wakeups.map((w) => ({ kind: 'task_event', taskId: w.task_id, userId: w.user_id }))];
 }
 
+interface PromptRow {
+  kind: 'approval' | 'question';
+  prompt_id: string;
+  run_id: string | null;
+  request: { command?: string; reason?: string; text?: string };
+  requested_at: Date;
+}
+
+async function pendingPrompts(pool: Pool, id: string): Promise<Pick<ConversationView, 'approvals' | 'questions'>> {
+  const rows = await query<PromptRow>(
+    pool,
+    `SELECT kind, prompt_id, run_id, request, requested_at FROM conversation_prompts WHERE conversation_id = $1 AND status = 'pending' ORDER BY requested_seq`,
+    [id],
+  );
+  return {
+    approvals: rows
+      .filter((r) => r.kind === 'approval')
+      .map((r) => ({ approvalId: r.prompt_id, runId: r.run_id, command: r.request.command ?? '', reason: r.request.reason ?? '', requestedAt: r.requested_at.toISOString() })),
+    questions: rows.filter((r) => r.kind === 'question').map((r) => ({ questionId: r.prompt_id, runId: r.run_id, text: r.request.text ?? '', askedAt: r.requested_at.toISOString() })),
+  };
+}
+
 /** The full view of a conversation the caller may see. */
 export async function conversationView(pool: Pool, p: Principal, id: string): Promise<ConversationView> {
   const c = await requireConversation(pool, p, id);
-  const [m, q] = await Promise.all([members(pool, id), pending(pool, id)]);
+  const [m, q, prompts] = await Promise.all([members(pool, id), pending(pool, id), pendingPrompts(pool, id)]);
   return {
     id: c.id,
     title: c.title,
@@ -95,5 +120,6 @@ export async function conversationView(pool: Pool, p: Principal, id: string): Pr
     waitForTasks: c.wait_for_tasks,
     epoch: c.epoch,
     queue: q,
+    ...prompts,
   };
 }

@@ -2,10 +2,22 @@ import type { PoolClient } from 'pg';
 import { decodeConversationEvent, MalformedEvent, type Topology } from '@handplane/contracts';
 import type { ConversationEvent } from '@handplane/domain';
 import type { Projection } from '@handplane/platform';
+import { applyPromptEvent } from './prompts.projection';
 import { CONVERSATIONS_PROJECTION } from './resources';
 
 // Only these types change the read model; the rest of CONV is not validated here.
-const RELEVANT = new Set<string>(['conversation.created', 'member.added', 'run.started', 'run.finished', 'todos.updated']);
+const RELEVANT = new Set<string>([
+  'conversation.created',
+  'member.added',
+  'run.started',
+  'run.finished',
+  'todos.updated',
+  'epoch.ended',
+  'approval.requested',
+  'approval.resolved',
+  'question.asked',
+  'question.answered',
+]);
 
 function relevant(data: Uint8Array): boolean {
   let raw: unknown;
@@ -32,6 +44,7 @@ async function addMember(c: PoolClient, id: string, userId: string, at: string):
  * updates require `last_seq < seq`, so applying an old message again changes nothing.
  */
 async function applyEvent(c: PoolClient, id: string, seq: number, e: ConversationEvent): Promise<void> {
+  if (await applyPromptEvent(c, id, seq, e)) return;
   switch (e.type) {
     case 'conversation.created':
       await c.query(
@@ -68,6 +81,10 @@ async function applyEvent(c: PoolClient, id: string, seq: number, e: Conversatio
         JSON.stringify(e.data.waitForTasks),
         seq,
       ]);
+      return;
+    case 'epoch.ended':
+      // Epochs only grow; GREATEST keeps a replayed or late event from moving one back.
+      await c.query(`UPDATE conversations SET epoch = GREATEST(epoch, $2) WHERE id = $1`, [id, e.data.nextEpoch]);
       return;
     default:
       return;

@@ -8,6 +8,8 @@ export interface Principal {
   readonly userId: string;
   readonly tenant: string;
   readonly name?: string;
+  /** When the credential ends (unix seconds): an event stream opened with it ends then too. */
+  readonly expiresAt?: number;
 }
 
 /** What the gateway's application functions need: plain resources, no framework. */

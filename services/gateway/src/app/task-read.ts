@@ -89,3 +89,27 @@ export async function requireTask(pool: Pool, p: Principal, taskId: string): Pro
 export async function tasksOf(pool: Pool, tenant: string, conversationId: string): Promise<TaskRow[]> {
   return query<TaskRow>(pool, 'SELECT * FROM tasks WHERE conversation_id = $1 AND tenant = $2 ORDER BY created_at, task_id', [conversationId, tenant]);
 }
+
+/** Filters of the task registry (`GET /v1/tasks`), already parsed. */
+export interface TaskFilter {
+  readonly statuses?: readonly string[];
+  readonly conversationId?: string;
+  readonly limit: number;
+}
+
+/** Every task the caller may see (member conversations of their tenant), newest first. */
+export async function visibleTasks(pool: Pool, p: Principal, f: TaskFilter): Promise<TaskRow[]> {
+  const params: unknown[] = [p.tenant, p.userId, f.limit];
+  const where: string[] = [];
+  if (f.statuses) where.push(`t.status = ANY($${params.push(f.statuses)}::text[])`);
+  if (f.conversationId) where.push(`t.conversation_id = $${params.push(f.conversationId)}`);
+  return query<TaskRow>(
+    pool,
+    `SELECT t.* FROM tasks t
+       JOIN conversation_members m ON m.conversation_id = t.conversation_id AND m.user_id = $2 AND m.tenant = t.tenant
+      WHERE t.tenant = $1 ${where.map((w) => `AND ${w}`).join(' ')}
+      ORDER BY t.created_at DESC, t.task_id
+      LIMIT $3`,
+    params,
+  );
+}

@@ -1,37 +1,27 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { Conflict, IllegalState, NotFound, Unavailable, ValidationError, type DomainError } from '@handplane/kernel';
-import { commandInputSchema, startTaskReplySchema, type RpcError, type StartTaskRequest } from '@handplane/contracts';
+import { Unavailable } from '@handplane/kernel';
+import { commandInputSchema, startTaskReplySchema, type StartTaskRequest } from '@handplane/contracts';
 import { callRpc, waitForProjection } from '@handplane/platform';
 import { requireConversation } from './conversation-read';
 import { guardDb } from './db';
 import { readOutput, type OutputSlice } from './output';
+import { fromRpcError } from './rpc-errors';
 import { TASKS_PROJECTION, type GatewayResources, type Principal } from './resources';
-import { requireTask, tasksOf, toTaskView, type TaskView } from './task-read';
+import { parseTaskFilter } from './task-filter';
+import { requireTask, tasksOf, toTaskView, visibleTasks, type TaskView } from './task-read';
 import { parseInput } from './validate';
+
+export { fromRpcError } from './rpc-errors';
 
 /** The task use cases (DESIGN.md §7). */
 export interface TasksApp {
   startCommand(p: Principal, conversationId: string, body: unknown, idempotencyKey?: string): Promise<{ taskId: string; commandId: string }>;
   list(p: Principal, conversationId: string): Promise<TaskView[]>;
+  /** The registry: every task the caller may see, filtered by `?status=&conversation=&limit=`. */
+  registry(p: Principal, q: { status?: unknown; conversation?: unknown; limit?: unknown }): Promise<TaskView[]>;
   get(p: Principal, taskId: string): Promise<TaskView>;
   output(p: Principal, taskId: string, offset: unknown): Promise<OutputSlice>;
-}
-
-/** The coordinator's `{code, message}` back as the domain error it stands for (mapped to HTTP in one place). */
-export function fromRpcError(e: RpcError): DomainError {
-  switch (e.code) {
-    case 'validation':
-      return new ValidationError(e.message, [e.message]);
-    case 'not_found':
-      return new NotFound(e.message);
-    case 'conflict':
-      return new Conflict(e.message);
-    case 'illegal_state':
-      return new IllegalState(e.message);
-    default:
-      return new Unavailable(`the coordinator could not start the task: ${e.message}`);
-  }
 }
 
 // The coordinator derives the task id from (tenant, requestId); scoping the client's key to the
@@ -55,7 +45,7 @@ export function tasksApp(r: GatewayResources): TasksApp {
         input,
       };
       const reply = await callRpc(r.nats.nc, r.topology.rpc.startTask, request, startTaskReplySchema, r.rpcTimeoutMs);
-      if (!reply.ok) throw fromRpcError(reply.error);
+      if (!reply.ok) throw fromRpcError(reply.error, 'the coordinator could not start the task');
       const visible = await guardDb(() => waitForProjection(r.pool, TASKS_PROJECTION, reply.seq, r.projectionWaitMs));
       // Registered, but our read model cannot show it: say so rather than answer a task nobody can read yet.
       if (!visible) throw new Unavailable(`task ${reply.taskId} was registered but is not visible yet; retry with the same Idempotency-Key`);
@@ -66,6 +56,8 @@ export function tasksApp(r: GatewayResources): TasksApp {
       await requireConversation(r.pool, p, conversationId);
       return (await tasksOf(r.pool, p.tenant, conversationId)).map(toTaskView);
     },
+
+    registry: async (p, q) => (await visibleTasks(r.pool, p, parseTaskFilter(q))).map(toTaskView),
 
     get: async (p, taskId) => toTaskView(await requireTask(r.pool, p, taskId)),
 

@@ -1,9 +1,13 @@
-import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
+import type { Response } from 'express';
+import type { AuditApp } from '../app/audit';
+import type { PromptsApp } from '../app/prompts';
+import type { StopsApp } from '../app/stops';
 import type { ConversationsApp } from '../app/conversations';
 import type { Principal } from '../app/resources';
 import type { TasksApp } from '../app/tasks';
 import { AuthGuard, Caller } from './auth.guard';
-import { CONVERSATIONS_APP, TASKS_APP } from './tokens';
+import { AUDIT_APP, CONVERSATIONS_APP, PROMPTS_APP, STOPS_APP, TASKS_APP } from './tokens';
 
 /** `/v1/conversations…` (DESIGN.md §7): parse, call the use case, answer. */
 @Controller('v1/conversations')
@@ -12,6 +16,9 @@ export class ConversationsController {
   constructor(
     @Inject(CONVERSATIONS_APP) private readonly conversations: ConversationsApp,
     @Inject(TASKS_APP) private readonly tasks: TasksApp,
+    @Inject(STOPS_APP) private readonly stops: StopsApp,
+    @Inject(PROMPTS_APP) private readonly prompts: PromptsApp,
+    @Inject(AUDIT_APP) private readonly audit: AuditApp,
   ) {}
 
   @Post()
@@ -46,5 +53,31 @@ export class ConversationsController {
   @Get(':id/tasks')
   listTasks(@Caller() p: Principal, @Param('id') id: string) {
     return this.tasks.list(p, id);
+  }
+
+  @Post(':id/stop-all')
+  @HttpCode(202)
+  stopAll(@Caller() p: Principal, @Param('id') id: string, @Body() body: unknown) {
+    return this.stops.stopAll(p, id, body);
+  }
+
+  @Post(':id/approvals/:approvalId')
+  @HttpCode(204)
+  async resolveApproval(@Caller() p: Principal, @Param('id') id: string, @Param('approvalId') approvalId: string, @Body() body: unknown): Promise<void> {
+    await this.prompts.resolveApproval(p, id, approvalId, body);
+  }
+
+  @Post(':id/questions/:questionId/answer')
+  @HttpCode(204)
+  async answerQuestion(@Caller() p: Principal, @Param('id') id: string, @Param('questionId') questionId: string, @Body() body: unknown): Promise<void> {
+    await this.prompts.answerQuestion(p, id, questionId, body);
+  }
+
+  /** The log in order; `X-Next-After` says where the next page starts when there is more. */
+  @Get(':id/audit')
+  async auditLog(@Caller() p: Principal, @Param('id') id: string, @Query('after') after: unknown, @Query('limit') limit: unknown, @Res({ passthrough: true }) res: Response) {
+    const page = await this.audit.read(p, id, { after, limit });
+    if (page.nextAfter !== undefined) res.setHeader('X-Next-After', String(page.nextAfter));
+    return page.entries;
   }
 }

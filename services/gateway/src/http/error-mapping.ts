@@ -2,12 +2,14 @@ import { Catch, HttpException, Inject, type ArgumentsHost, type ExceptionFilter 
 import type { Response } from 'express';
 import { isDomainError, ValidationError, type DomainErrorCode } from '@handplane/kernel';
 import type { Logger } from '@handplane/platform';
+import { RateLimited } from '../app/rate-limit';
 import { LOGGER } from './tokens';
 
 /** The one HTTP error shape: `{error: {code, message}}` (plus `issues` for validation). */
 export interface HttpError {
   status: number;
   body: { error: { code: string; message: string; issues?: readonly string[] } };
+  headers?: Record<string, string>;
 }
 
 const STATUS: Record<DomainErrorCode, number> = {
@@ -42,6 +44,7 @@ const shape = (status: number, code: string, message: string, issues?: readonly 
 
 /** Maps anything thrown while serving a request to a status and the JSON error body. */
 export function toHttpError(e: unknown): HttpError {
+  if (e instanceof RateLimited) return { ...shape(429, e.code, e.message), headers: { 'Retry-After': String(e.retryAfterSeconds) } };
   if (isDomainError(e)) return shape(STATUS[e.code] ?? 500, e.code, e.message, e instanceof ValidationError ? e.issues : undefined);
   const bodyError = BODY_ERRORS[String((e as { type?: unknown })?.type)];
   if (bodyError) return shape(bodyError.status, bodyError.code, bodyError.message);
@@ -62,7 +65,7 @@ export class HttpErrorFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const res = host.switchToHttp().getResponse<Response>();
-    const { status, body } = toHttpError(exception);
+    const { status, body, headers } = toHttpError(exception);
     if (status >= 500) this.logger.error({ err: exception, status }, 'request failed');
     // Once a stream (SSE, output) has started, the status line is gone: just end it.
     if (res.headersSent) {
@@ -70,6 +73,7 @@ export class HttpErrorFilter implements ExceptionFilter {
       return;
     }
     if (status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
+    for (const [name, value] of Object.entries(headers ?? {})) res.setHeader(name, value);
     res.status(status).json(body);
   }
 }

@@ -1,15 +1,31 @@
-import { Controller, Get, Inject, Param, Query, Res, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
 import type { Response } from 'express';
 import type { Principal } from '../app/resources';
+import type { StopsApp } from '../app/stops';
 import type { TasksApp } from '../app/tasks';
 import { AuthGuard, Caller } from './auth.guard';
-import { TASKS_APP } from './tokens';
+import { STOPS_APP, TASKS_APP } from './tokens';
 
-/** `/v1/tasks/:taskId…` (DESIGN.md §7). */
+/** `/v1/tasks…` (DESIGN.md §7). `POST /v1/tasks/:taskId/stdin` waits for runner stdin support (issue 10). */
 @Controller('v1/tasks')
 @UseGuards(AuthGuard)
 export class TasksController {
-  constructor(@Inject(TASKS_APP) private readonly tasks: TasksApp) {}
+  constructor(
+    @Inject(TASKS_APP) private readonly tasks: TasksApp,
+    @Inject(STOPS_APP) private readonly stops: StopsApp,
+  ) {}
+
+  /** The registry: every task the caller may see. */
+  @Get()
+  registry(@Caller() p: Principal, @Query('status') status: unknown, @Query('conversation') conversation: unknown, @Query('limit') limit: unknown) {
+    return this.tasks.registry(p, { status, conversation, limit });
+  }
+
+  @Post(':taskId/stop')
+  @HttpCode(202)
+  stop(@Caller() p: Principal, @Param('taskId') taskId: string, @Body() body: unknown) {
+    return this.stops.stopTask(p, taskId, body);
+  }
 
   @Get(':taskId')
   get(@Caller() p: Principal, @Param('taskId') taskId: string) {

@@ -1,25 +1,43 @@
-import { Controller, Get, Headers, Inject, Param, Query, Res, UseGuards, type BeforeApplicationShutdown } from '@nestjs/common';
+import { Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, Res, UseGuards, type BeforeApplicationShutdown } from '@nestjs/common';
 import type { Response } from 'express';
+import type { Clock } from '@handplane/kernel';
 import type { Logger } from '@handplane/platform';
 import type { FeedOpener } from '../app/feeds';
 import type { Principal } from '../app/resources';
-import { AuthGuard, Caller } from '../http/auth.guard';
-import { FEED_OPENER, LOGGER, SSE_SETTINGS } from '../http/tokens';
+import type { SseTickets } from '../app/sse-tickets';
+import { AuthGuard, Caller, EventStreamGuard } from '../http/auth.guard';
+import { FEED_OPENER, LOGGER, SSE_SETTINGS, SSE_TICKETS } from '../http/tokens';
 import { pipeFeed } from './sse-stream';
+
+/** What the event stream needs besides the feed. */
+export interface SseSettings {
+  readonly heartbeatMs: number;
+  readonly maxBufferBytes: number;
+  readonly clock: Clock;
+}
 
 /** `GET /v1/conversations/:id/events`: the conversation's CONV events as Server-Sent Events. */
 @Controller('v1/conversations')
-@UseGuards(AuthGuard)
 export class EventsController implements BeforeApplicationShutdown {
   private readonly open = new Set<() => Promise<void>>();
 
   constructor(
     @Inject(FEED_OPENER) private readonly feeds: FeedOpener,
-    @Inject(SSE_SETTINGS) private readonly settings: { heartbeatMs: number },
+    @Inject(SSE_TICKETS) private readonly tickets: SseTickets,
+    @Inject(SSE_SETTINGS) private readonly settings: SseSettings,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
+  /** A 60 s ticket for `EventSource` (which cannot send headers): `GET …/events?ticket=…`. */
+  @Post(':id/events/ticket')
+  @HttpCode(201)
+  @UseGuards(AuthGuard)
+  ticket(@Caller() p: Principal, @Param('id') id: string) {
+    return this.tickets.issue(p, id);
+  }
+
   @Get(':id/events')
+  @UseGuards(EventStreamGuard)
   async events(
     @Caller() p: Principal,
     @Param('id') id: string,
@@ -29,7 +47,11 @@ export class EventsController implements BeforeApplicationShutdown {
   ): Promise<void> {
     // Membership and the resume point are checked before any byte is sent, so errors are still JSON.
     const feed = await this.feeds.open(p, id, lastEventId, after);
-    const done = pipeFeed(feed, res, this.settings.heartbeatMs, (err) => this.logger.warn({ err, conversationId: id }, 'event stream ended with an error'));
+    const expiresInMs = p.expiresAt === undefined ? undefined : p.expiresAt * 1000 - this.settings.clock.now().getTime();
+    const done = pipeFeed(feed, res, { heartbeatMs: this.settings.heartbeatMs, maxBufferBytes: this.settings.maxBufferBytes, ...(expiresInMs === undefined ? {} : { expiresInMs }) }, (why, err) => {
+      if (err) this.logger.warn({ err, conversationId: id, why }, 'event stream ended with an error');
+      else if (why === 'slow_client' || why === 'expired') this.logger.info({ conversationId: id, userId: p.userId, why }, 'event stream ended');
+    });
     this.open.add(done.stop);
     void done.finished.finally(() => this.open.delete(done.stop));
   }
