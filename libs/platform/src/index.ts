@@ -10,7 +10,7 @@ export type { DurableConsumerOptions, RunningConsumer } from './nats/durable-con
 export { serveRpc, callRpc, rpcError } from './nats/rpc';
 export { RunnerRegistry, runnerRecordSchema } from './nats/runner-registry';
 export type { RunnerRecord } from './nats/runner-registry';
-export { RunnerClients, unary, deadline, isLoopback, clientCredentials, GRPC_KEEPALIVE } from './grpc/runner-client';
+export { RunnerClients, unary, deadline, isLoopback, clientCredentials, loadRunnerClientTls, GRPC_KEEPALIVE } from './grpc/runner-client';
 export { MIGRATIONS, migrate, ensureDatabase, createPool, inTransaction } from './db/database';
 export { HealthModule, HealthController, READINESS_CHECKS } from './http/health';
 export type { ReadinessCheck } from './http/health';

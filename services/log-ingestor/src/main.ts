@@ -1,11 +1,11 @@
 import { loadConfig } from '@handplane/contracts';
-import { createLogger } from '@handplane/platform';
+import { createLogger, loadRunnerClientTls } from '@handplane/platform';
 import { startIngestor } from './service';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger('log-ingestor', config.LOG_LEVEL);
-  const running = await startIngestor(config, { logger });
+  const running = await startIngestor(config, { logger, runnerTls: loadRunnerClientTls() });
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;

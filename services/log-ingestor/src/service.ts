@@ -44,6 +44,8 @@ export interface IngestorOverrides {
   /** Where the ingestor-only settings (OUTPUT_CAP_BYTES) are read; default process.env. */
   readonly env?: Record<string, string | undefined>;
   readonly faults?: IngestorFaults;
+  /** mTLS material for calling runners off loopback (main.ts reads it from RUNNER_TLS_*). */
+  readonly runnerTls?: { ca: Buffer; cert: Buffer; key: Buffer };
 }
 
 /** A running ingestor. */
@@ -103,7 +105,7 @@ export async function startIngestor(config: Config, overrides: IngestorOverrides
     await migrate(config.DATABASE_URL);
     const pool = createPool(config.DATABASE_URL, 10, (e) => logger.warn({ err: e }, 'idle Postgres client error'));
     cleanup.push(() => pool.end());
-    const clients = new RunnerClients();
+    const clients = new RunnerClients(overrides.runnerTls);
     cleanup.push(async () => clients.close());
     const registry = await RunnerRegistry.open(nats, t.runnersBucket, config.STREAM_REPLICAS);
     const stats = new IngestStats();

@@ -1,11 +1,11 @@
 import { loadConfig } from '@handplane/contracts';
-import { createLogger } from '@handplane/platform';
+import { createLogger, loadRunnerClientTls } from '@handplane/platform';
 import { startCoordinator } from './service';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger('task-coordinator', config.LOG_LEVEL);
-  const coordinator = await startCoordinator(config, { logger });
+  const coordinator = await startCoordinator(config, { logger, runnerTls: loadRunnerClientTls() });
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { credentials, Metadata, type CallOptions, type ChannelCredentials, type ServiceError } from '@grpc/grpc-js';
 import { RunnerClient } from '@handplane/proto';
 
@@ -57,4 +58,17 @@ export function unary<Req, Res>(
   return new Promise((resolve, reject) => {
     call(req, new Metadata(), { deadline: deadline(timeoutMs) }, (err, res) => (err ? reject(err) : resolve(res)));
   });
+}
+
+/**
+ * Client-side mTLS material for calling runners, from `RUNNER_TLS_CERT`, `RUNNER_TLS_KEY` and
+ * `RUNNER_TLS_CA` (file paths; all three or none). None means plaintext, which `clientCredentials`
+ * allows only for loopback runners.
+ */
+export function loadRunnerClientTls(env: Record<string, string | undefined> = process.env): { ca: Buffer; cert: Buffer; key: Buffer } | undefined {
+  const paths = { cert: env.RUNNER_TLS_CERT, key: env.RUNNER_TLS_KEY, ca: env.RUNNER_TLS_CA };
+  const given = Object.values(paths).filter((p) => p && p.length > 0).length;
+  if (given === 0) return undefined;
+  if (given !== 3) throw new Error('RUNNER_TLS_CERT, RUNNER_TLS_KEY and RUNNER_TLS_CA must be set together');
+  return { cert: readFileSync(paths.cert!), key: readFileSync(paths.key!), ca: readFileSync(paths.ca!) };
 }
