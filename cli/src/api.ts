@@ -1,3 +1,4 @@
+import type { TaskView } from '@handplane/contracts';
 /** An error answer of the API (`{error: {code, message}}`) or a failure to reach it. */
 export class ApiError extends Error {
   override readonly name = 'ApiError';
@@ -11,26 +12,8 @@ export class ApiError extends Error {
   }
 }
 
-/** A task as the API shows it (DESIGN.md §7). */
-export interface Task {
-  taskId: string;
-  commandId: string;
-  conversationId: string;
-  userId: string;
-  command: string;
-  status: string;
-  background: boolean;
-  attempt: number;
-  epoch: number;
-  exitCode: number | null;
-  signal: string | null;
-  resultState: string;
-  outputBytes: number;
-  createdAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-  deadlineAt: string | null;
-}
+/** A task as the API shows it (DESIGN.md §7; the shape is shared through libs/contracts). */
+export type Task = TaskView;
 
 /** A slice of a task's output. */
 export interface OutputSlice {

@@ -24,3 +24,4 @@ export { configSchema, loadConfig } from './config';
 export type { Config } from './config';
 export { markDeliveredRequestSchema, markDeliveredReplySchema } from './delivery.schemas';
 export type { MarkDeliveredRequest, MarkDeliveredReply } from './delivery.schemas';
+export type { TaskView } from './api.types';

@@ -1,3 +1,4 @@
+import type { TaskView } from '@handplane/contracts';
 import type { Pool } from 'pg';
 import { NotFound } from '@handplane/kernel';
 import { query } from './db';
@@ -26,26 +27,8 @@ export interface TaskRow {
   deadline_at: Date | null;
 }
 
-/** The public task shape (DESIGN.md §7, a contract). */
-export interface TaskView {
-  taskId: string;
-  commandId: string;
-  conversationId: string;
-  userId: string;
-  command: string;
-  status: string;
-  background: boolean;
-  attempt: number;
-  epoch: number;
-  exitCode: number | null;
-  signal: string | null;
-  resultState: string;
-  outputBytes: number;
-  createdAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-  deadlineAt: string | null;
-}
+/** The public task shape lives in libs/contracts (a contract shared with clients). */
+export type { TaskView };
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
