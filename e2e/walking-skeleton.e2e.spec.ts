@@ -72,6 +72,8 @@ describe('walking skeleton (e2e)', () => {
     expect(createHash('sha256').update(out.bytes).digest('hex')).toBe(createHash('sha256').update(expected).digest('hex'));
     expect(out.headers.get('x-output-complete')).toBe('true');
     expect(task.outputBytes).toBe(expected.length);
+    // Serving a person's own command to its last byte hands the result over (CommandResultDelivered).
+    await waitFor(async () => ((await alice.call('GET', `/v1/tasks/${taskId}`)).json.resultState === 'delivered' ? true : undefined), 15_000, 'the result to be delivered');
 
     // From a middle offset: exactly the tail.
     const mid = await fetch(`${stack.baseUrl}/v1/tasks/${taskId}/output?offset=${expected.length - 9}`, { headers: { authorization: `Bearer ${await stack.token('alice', 'acme')}` } });
@@ -146,5 +148,14 @@ describe('walking skeleton (e2e)', () => {
     expect(String(summary?.data.text)).toMatch(/exit 0/);
     const tasks = await alice.call('GET', `/v1/conversations/${id}/tasks`);
     expect(tasks.json.map((t: { status: string }) => t.status)).toEqual(['succeeded', 'succeeded']);
+    // The agent was handed both results (exec in the foreground, read_output after the wake-up).
+    await waitFor(
+      async () => {
+        const states = ((await alice.call('GET', `/v1/conversations/${id}/tasks`)).json as { resultState: string }[]).map((t) => t.resultState);
+        return states.every((s) => s === 'delivered') ? states : undefined;
+      },
+      15_000,
+      'both results delivered to the agent',
+    );
   });
 });

@@ -75,7 +75,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     const pool: Pool = createPool(config.DATABASE_URL, 10, (e) => logger.warn({ err: e }, 'idle postgres client failed'));
     cleanup.push(() => pool.end());
     const store = new EventStore(nats);
-    const host = natsHost({ nats, topology: t, store, pool });
+    const host = natsHost({ nats, topology: t, store, pool, logger });
     const tools = createTools({ host, logger, foregroundWindowMs: config.FOREGROUND_WINDOW_MS, approvalPolicy });
     const clock = overrides.clock ?? systemClock;
     const owner = overrides.instanceId ?? (rc.RUNTIME_INSTANCE_ID || `${hostname()}-${randomUUID().slice(0, 8)}`);

@@ -43,6 +43,19 @@ describe('reading the Command Log (real Postgres)', () => {
     expect(await readCommandLog(pool, 'c2', 0, 100)).toEqual({ bytes: Buffer.from('ab'), nextOffset: 2 });
   });
 
+  it('walks over the range the output cap dropped and names it on every read', async () => {
+    await pool.query(`INSERT INTO command_log (command_id, "offset", stream, data) VALUES ('c3', 0, 1, 'head'), ('c3', 100, 1, 'tail')`);
+    await pool.query(
+      `INSERT INTO ingest_cursors (command_id, task_id, conversation_id, attempt, runner_id, committed_offset, end_offset, result_state, dropped_from, dropped_to)
+       VALUES ('c3', 't3', 'conv', 1, 'r1', 104, 104, 'readable', 4, 100)`,
+    );
+    const dropped = { from: 4, to: 100 };
+    expect(await readCommandLog(pool, 'c3', 0, 100)).toEqual({ bytes: Buffer.from('head'), nextOffset: 4, dropped });
+    expect(await readCommandLog(pool, 'c3', 4, 100)).toEqual({ bytes: Buffer.alloc(0), nextOffset: 100, dropped });
+    expect(await readCommandLog(pool, 'c3', 57, 100)).toEqual({ bytes: Buffer.alloc(0), nextOffset: 100, dropped });
+    expect(await readCommandLog(pool, 'c3', 100, 100)).toEqual({ bytes: Buffer.from('tail'), nextOffset: 104, dropped });
+  });
+
   it('reads nothing for an unknown command', async () => {
     expect(await readCommandLog(pool, 'nope', 0, 100)).toEqual({ bytes: Buffer.alloc(0), nextOffset: 0 });
   });

@@ -1,3 +1,5 @@
+import { topology } from '@handplane/contracts';
+import { waitFor } from '@handplane/testing';
 import { expectError, startHarness, type Harness } from './harness';
 
 /** `GET /v1/tasks/:id/output` and the task views, from rows written straight into the read models. */
@@ -15,13 +17,13 @@ describe('gateway task output (real NATS + Postgres)', () => {
   });
   afterAll(() => h?.stop());
 
-  async function insertTask(taskId: string, over: { resultState?: string; outputBytes?: number; status?: string; conversationId?: string; tenant?: string } = {}) {
+  async function insertTask(taskId: string, over: { resultState?: string; outputBytes?: number; status?: string; conversationId?: string; tenant?: string; origin?: string } = {}) {
     await h.pool.query(
       `INSERT INTO tasks (task_id, command_id, conversation_id, tenant, user_id, origin, command, status, background, attempt, epoch,
                           exit_code, signal, result_state, output_bytes, created_at, started_at, finished_at, deadline_at)
-       VALUES ($1, $2, $3, $4, 'alice', 'user', 'make all', $5, true, 1, 1, 0, NULL, $6, $7,
+       VALUES ($1, $2, $3, $4, 'alice', $8, 'make all', $5, true, 1, 1, 0, NULL, $6, $7,
                '2026-01-01T00:00:00Z', '2026-01-01T00:00:01Z', '2026-01-01T00:01:00Z', '2026-01-01T01:00:00Z')`,
-      [taskId, `c-${taskId}`, over.conversationId ?? conv, over.tenant ?? 'acme', over.status ?? 'succeeded', over.resultState ?? 'readable', over.outputBytes ?? all.length],
+      [taskId, `c-${taskId}`, over.conversationId ?? conv, over.tenant ?? 'acme', over.status ?? 'succeeded', over.resultState ?? 'readable', over.outputBytes ?? all.length, over.origin ?? 'user'],
     );
   }
   async function insertLog(commandId: string, parts: Buffer[]) {
@@ -116,6 +118,68 @@ describe('gateway task output (real NATS + Postgres)', () => {
     expect(second.bytes.equals(big.subarray(next))).toBe(true);
     // No cursor row: the task's own result state and byte count decide.
     expect([second.headers.get('x-result-state'), second.headers.get('x-output-complete')]).toEqual(['readable', 'true']);
+  });
+
+  it('walks over the range the output cap dropped, saying so on every response', async () => {
+    const out = Buffer.alloc(1000);
+    for (let i = 0; i < out.length; i++) out[i] = (i * 13) & 0xff;
+    await insertTask('t-cut', { outputBytes: out.length });
+    await insertLog('c-t-cut', [out.subarray(0, 60), out.subarray(60, 100)]);
+    await h.pool.query(`INSERT INTO command_log (command_id, "offset", stream, data) VALUES ('c-t-cut', 900, 1, $1)`, [out.subarray(900)]);
+    await cursor('c-t-cut', 't-cut', 'readable', out.length);
+    await h.pool.query(`UPDATE ingest_cursors SET dropped_from = 100, dropped_to = 900, drop_final = true WHERE command_id = 'c-t-cut'`);
+    const at = async (offset: number) => {
+      const r = await h.call('GET', `/v1/tasks/t-cut/output?offset=${offset}`, alice);
+      expect(r.status).toBe(200);
+      expect(r.headers.get('x-output-truncated')).toBe('100-900');
+      return { bytes: r.bytes, next: Number(r.headers.get('x-next-offset')), complete: r.headers.get('x-output-complete') };
+    };
+    const head = await at(0);
+    expect([head.bytes.equals(out.subarray(0, 100)), head.next, head.complete]).toEqual([true, 100, 'false']);
+    for (const inGap of [100, 500, 899]) expect(await at(inGap)).toEqual({ bytes: Buffer.alloc(0), next: 900, complete: 'false' });
+    const tail = await at(900);
+    expect([tail.bytes.equals(out.subarray(900)), tail.next, tail.complete]).toEqual([true, 1000, 'true']);
+    // Following X-Next-Offset from 0 yields head + tail, and reaches the end.
+    const seen: Buffer[] = [];
+    for (let off = 0, n = 0; off < out.length && n < 10; n++) {
+      const r = await at(off);
+      seen.push(r.bytes);
+      off = r.next;
+    }
+    expect(Buffer.concat(seen).equals(Buffer.concat([out.subarray(0, 100), out.subarray(900)]))).toBe(true);
+    // An output the cap never touched carries no truncation header.
+    expect((await h.call('GET', '/v1/tasks/t-read/output?offset=0', alice)).headers.get('x-output-truncated')).toBeNull();
+  });
+
+  it("hands a person's own finished result over (mark-delivered) once the last byte is served, and only then", async () => {
+    const t = topology(h.nats.prefix);
+    const seen: { commandId: string; deliveredTo: string }[] = [];
+    const sub = h.nats.nats.nc.subscribe(t.rpc.markDelivered, {
+      callback: (_err, m) => {
+        seen.push(m.json());
+        m.respond(JSON.stringify({ ok: true, resultState: 'delivered', appended: true }));
+      },
+    });
+    try {
+      await insertTask('t-deliver');
+      await insertLog('c-t-deliver', chunks);
+      await cursor('c-t-deliver', 't-deliver', 'readable', all.length);
+      await insertTask('t-agent', { origin: 'agent' });
+      await insertLog('c-t-agent', chunks);
+      await cursor('c-t-agent', 't-agent', 'readable', all.length);
+      await insertTask('t-half', { status: 'running', resultState: 'result_pending', outputBytes: 0 });
+      await insertLog('c-t-half', chunks);
+      await cursor('c-t-half', 't-half', 'result_pending', null);
+
+      // The gateway would ask (in order, on one connection) before answering: the last one is the sentinel.
+      await h.call('GET', '/v1/tasks/t-agent/output?offset=0', alice); // the agent's: the runtime delivers it
+      await h.call('GET', '/v1/tasks/t-half/output?offset=0', alice); // not final yet
+      await h.call('GET', '/v1/tasks/t-deliver/output?offset=3', alice); // ends at the last byte
+      await waitFor(() => seen.length >= 1 || undefined, 10_000, 'mark-delivered');
+      expect(seen).toEqual([{ commandId: 'c-t-deliver', deliveredTo: 'user' }]);
+    } finally {
+      sub.unsubscribe();
+    }
   });
 
   it('refuses a bad offset with 422', async () => {

@@ -118,6 +118,12 @@ export class SimHost implements HostPort {
     return { bytes, nextOffset: offset + bytes.length };
   }
 
+  readonly delivered = new Set<string>();
+
+  async markDelivered(commandId: string) {
+    this.delivered.add(commandId);
+  }
+
   async markResultRead(r: { conversationId: string; taskId: string; attempt: number }) {
     const key = `${r.taskId}:${r.attempt}`;
     const w = this.wakeups.get(key);

@@ -13,6 +13,8 @@ export interface OutputSlice {
   resultState: string;
   /** True only when the result is final and readable and this slice reaches its end. */
   complete: boolean;
+  /** The range `[from, to)` the output cap dropped (never stored), when it dropped anything. */
+  truncated: { from: number; to: number } | null;
 }
 
 /** `?offset=N`: absent means 0; anything but a non-negative integer is refused. */
@@ -50,17 +52,28 @@ async function readLog(pool: Pool, commandId: string, from: number): Promise<Buf
   return Buffer.concat(parts, total);
 }
 
-/** The output of `task` from `rawOffset`, with its result state and whether it is complete. */
+/**
+ * The output of `task` from `rawOffset`, with its result state and whether it is complete.
+ * Past the output cap the log has a gap `[dropped_from, dropped_to)`: a read stops at its start, and
+ * a read inside it answers no bytes with `nextOffset = dropped_to`, so a client following
+ * `X-Next-Offset` walks over the gap to the tail and is told the gap exists (`truncated`).
+ */
 export async function readOutput(pool: Pool, task: TaskRow, rawOffset: unknown): Promise<OutputSlice> {
   const from = parseOffset(rawOffset);
-  const [bytes, cursors] = await Promise.all([
-    readLog(pool, task.command_id, from),
-    query<{ result_state: string; end_offset: string | null }>(pool, 'SELECT result_state, end_offset FROM ingest_cursors WHERE command_id = $1', [task.command_id]),
-  ]);
+  const cursors = await query<{ result_state: string; end_offset: string | null; dropped_from: string | null; dropped_to: string | null }>(
+    pool,
+    'SELECT result_state, end_offset, dropped_from, dropped_to FROM ingest_cursors WHERE command_id = $1',
+    [task.command_id],
+  );
   const cursor = cursors[0];
+  const droppedFrom = cursor?.dropped_from != null ? Number(cursor.dropped_from) : null;
+  const droppedTo = cursor?.dropped_to != null ? Number(cursor.dropped_to) : null;
+  const truncated = droppedFrom !== null && droppedTo !== null && droppedTo > droppedFrom ? { from: droppedFrom, to: droppedTo } : null;
+  const inGap = truncated !== null && from >= truncated.from && from < truncated.to;
+  const bytes = inGap ? Buffer.alloc(0) : await readLog(pool, task.command_id, from);
   const resultState = cursor?.result_state ?? task.result_state;
-  const nextOffset = from + bytes.length;
+  const nextOffset = inGap ? truncated.to : from + bytes.length;
   const end = cursor?.end_offset != null ? Number(cursor.end_offset) : Number(task.output_bytes);
   const complete = (resultState === 'readable' || resultState === 'delivered') && nextOffset === end;
-  return { bytes, nextOffset, resultState, complete };
+  return { bytes, nextOffset, resultState, complete, truncated };
 }

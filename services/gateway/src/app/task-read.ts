@@ -1,4 +1,5 @@
 import type { TaskView } from '@handplane/contracts';
+import type { TaskReceipt } from '@handplane/domain';
 import type { Pool } from 'pg';
 import { NotFound } from '@handplane/kernel';
 import { query } from './db';
@@ -12,6 +13,7 @@ export interface TaskRow {
   conversation_id: string;
   tenant: string;
   user_id: string;
+  origin: string;
   command: string;
   status: string;
   background: boolean;
@@ -25,6 +27,7 @@ export interface TaskRow {
   started_at: Date | null;
   finished_at: Date | null;
   deadline_at: Date | null;
+  receipt: TaskReceipt | null;
 }
 
 /** The public task shape lives in libs/contracts (a contract shared with clients). */
@@ -51,6 +54,7 @@ export function toTaskView(t: TaskRow): TaskView {
     startedAt: iso(t.started_at),
     finishedAt: iso(t.finished_at),
     deadlineAt: iso(t.deadline_at),
+    receipt: t.receipt ?? null,
   };
 }
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { Unavailable } from '@handplane/kernel';
-import { commandInputSchema, startTaskReplySchema, type StartTaskRequest } from '@handplane/contracts';
+import { commandInputSchema, markDeliveredReplySchema, startTaskReplySchema, type StartTaskRequest } from '@handplane/contracts';
 import { callRpc, waitForProjection } from '@handplane/platform';
 import { requireConversation } from './conversation-read';
 import { guardDb } from './db';
@@ -63,7 +63,17 @@ export function tasksApp(r: GatewayResources): TasksApp {
 
     async output(p, taskId, offset) {
       const task = await requireTask(r.pool, p, taskId);
-      return readOutput(r.pool, task, offset);
+      const slice = await readOutput(r.pool, task, offset);
+      // A person's own command: serving its last byte hands the result over. Best effort; the
+      // response never depends on it, and a repeat appends nothing.
+      if (slice.complete && slice.resultState === 'readable' && task.origin === 'user') {
+        callRpc(r.nats.nc, r.topology.rpc.markDelivered, { commandId: task.command_id, deliveredTo: 'user' }, markDeliveredReplySchema, r.rpcTimeoutMs)
+          .then((reply) => {
+            if (!reply.ok) r.logger.warn({ taskId, code: reply.error.code }, 'mark-delivered refused');
+          })
+          .catch((err: unknown) => r.logger.warn({ taskId, err: String(err) }, 'mark-delivered failed'));
+      }
+      return slice;
     },
   };
 }

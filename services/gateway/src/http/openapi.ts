@@ -119,7 +119,7 @@ const PATHS: Record<string, Record<string, Op>> = {
   '/v1/tasks/{taskId}/output': {
     get: {
       summary: 'Raw output bytes from an offset',
-      description: 'Headers: `X-Next-Offset`, `X-Result-State`, `X-Output-Complete` (true only when every byte has been read).',
+      description: 'Headers: `X-Next-Offset`, `X-Result-State`, `X-Output-Complete` (true only when every byte has been read), `X-Output-Truncated: <from>-<to>` when the output cap dropped that byte range (a read inside it answers no bytes and `X-Next-Offset: <to>`).',
       tags: ['tasks'],
       params: ['taskId'],
       query: { offset: 'byte offset (default 0)' },

@@ -44,6 +44,7 @@ export class TasksController {
         'X-Next-Offset': String(slice.nextOffset),
         'X-Result-State': slice.resultState,
         'X-Output-Complete': String(slice.complete),
+        ...(slice.truncated ? { 'X-Output-Truncated': `${slice.truncated.from}-${slice.truncated.to}` } : {}),
       })
       .end(slice.bytes);
   }

@@ -72,6 +72,8 @@ export interface ReadOutputResult {
   readonly resultState: string;
   /** True when the task has finished and every byte of its output up to `nextOffset` was read. */
   readonly eof: boolean;
+  /** Present when the output cap dropped a range: the bytes in `[droppedFrom, droppedTo)` were never stored. */
+  readonly dropped?: { readonly droppedFrom: number; readonly droppedTo: number; readonly droppedBytes: number; readonly note: string };
 }
 /** `exec` of a command the approval policy gives to a person: the turn should end; the decision starts the next one. */
 export interface ExecAwaitingApproval {

@@ -1,10 +1,24 @@
 import type { Pool } from 'pg';
 
+/** The byte range `[from, to)` the output cap dropped from a command's log (never stored). */
+export interface DroppedRange {
+  readonly from: number;
+  readonly to: number;
+}
+
 /**
  * Reads up to `cap` bytes of a command's output from the Command Log, starting at `offset`.
- * Chunks are keyed by their first offset; only those overlapping the range are fetched.
+ * Chunks are keyed by their first offset; only those overlapping the range are fetched. A read
+ * stops at a gap (bytes not durable yet, or the start of the range the output cap dropped); a read
+ * inside the dropped range returns no bytes and `nextOffset` at its end, so following `nextOffset`
+ * walks over it. `dropped` names that range whenever the output has one.
  */
-export async function readCommandLog(pool: Pool, commandId: string, offset: number, cap: number): Promise<{ bytes: Buffer; nextOffset: number }> {
+export async function readCommandLog(pool: Pool, commandId: string, offset: number, cap: number): Promise<{ bytes: Buffer; nextOffset: number; dropped?: DroppedRange }> {
+  const c = await pool.query<{ dropped_from: string | null; dropped_to: string | null }>('SELECT dropped_from, dropped_to FROM ingest_cursors WHERE command_id = $1', [commandId]);
+  const from = c.rows[0]?.dropped_from;
+  const to = c.rows[0]?.dropped_to;
+  const dropped = from != null && to != null && Number(to) > Number(from) ? { from: Number(from), to: Number(to) } : undefined;
+  if (dropped && offset >= dropped.from && offset < dropped.to) return { bytes: Buffer.alloc(0), nextOffset: dropped.to, dropped };
   const r = await pool.query<{ offset: string; data: Buffer }>(
     `SELECT "offset", data FROM command_log
       WHERE command_id = $1 AND "offset" < $2::bigint + $3::bigint AND "offset" + octet_length(data) > $2::bigint
@@ -15,15 +29,15 @@ export async function readCommandLog(pool: Pool, commandId: string, offset: numb
   let pos = offset;
   for (const row of r.rows) {
     const start = Number(row.offset);
-    if (start > pos) break; // a gap: the bytes after it are not durable yet
-    const from = pos - start;
-    const take = Math.min(row.data.length - from, cap - (pos - offset));
+    if (start > pos) break; // a gap: the bytes after it are not durable yet (or were dropped)
+    const skip = pos - start;
+    const take = Math.min(row.data.length - skip, cap - (pos - offset));
     if (take <= 0) continue;
-    parts.push(row.data.subarray(from, from + take));
+    parts.push(row.data.subarray(skip, skip + take));
     pos += take;
     if (pos - offset >= cap) break;
   }
-  return { bytes: Buffer.concat(parts), nextOffset: pos };
+  return { bytes: Buffer.concat(parts), nextOffset: pos, ...(dropped ? { dropped } : {}) };
 }
 
 /**

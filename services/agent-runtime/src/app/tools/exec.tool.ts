@@ -73,6 +73,8 @@ async function run(deps: ToolDeps, ctx: ToolContext, input: CommandInput, todoId
   const { bytes } = await host.readLog(v.commandId, from, EXEC_OUTPUT_TAIL);
   const tail = bytes.subarray(from > 0 ? utf8SafeStart(bytes) : 0);
   await host.markResultRead({ conversationId: ctx.conversationId, taskId, attempt: v.attempt, userId: ctx.userId, runId: ctx.runId });
+  // The whole result fits the tail: the agent has been handed all of it.
+  if (from === 0 && v.resultState === 'readable') await host.markDelivered(v.commandId);
   const result: ExecFinished = { taskId, commandId: v.commandId, status: v.status, exitCode: v.exitCode, signal: v.signal, output: displayText(tail), outputBytes: v.outputBytes, truncated: from > 0 };
   return ok(result);
 }

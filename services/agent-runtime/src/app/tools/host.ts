@@ -19,8 +19,10 @@ export interface HostPort {
   readTask(taskId: string): Promise<TaskView | undefined>;
   /** Follows a task until `done` holds (undefined on timeout or abort). */
   watchTask(taskId: string, done: (v: TaskView) => boolean, opts: { timeoutMs: number; signal: AbortSignal }): Promise<TaskView | undefined>;
-  /** Up to `cap` durable bytes of a command's output from `offset`. */
-  readLog(commandId: string, offset: number, cap: number): Promise<{ bytes: Buffer; nextOffset: number }>;
+  /** Up to `cap` durable bytes of a command's output from `offset`; `dropped`: the range the output cap dropped. */
+  readLog(commandId: string, offset: number, cap: number): Promise<{ bytes: Buffer; nextOffset: number; dropped?: { from: number; to: number } }>;
+  /** The agent was handed a finished command's whole readable result (`CommandResultDelivered`); best effort. */
+  markDelivered(commandId: string): Promise<void>;
   /** The run has read a finished task's result: its completion starts no run of its own. */
   markResultRead(r: { conversationId: string; taskId: string; attempt: number; userId: string; runId: string }): Promise<void>;
   /** Unfinished tasks of the conversation the read model knows of (commands people started included). */

@@ -1,13 +1,13 @@
 import type { Pool } from 'pg';
-import { startTaskReplySchema, stopTaskReplySchema, validateTaskWaitReplySchema, type Topology } from '@handplane/contracts';
-import { callRpc, type EventStore, type Nats } from '@handplane/platform';
+import { markDeliveredReplySchema, startTaskReplySchema, stopTaskReplySchema, validateTaskWaitReplySchema, type Topology } from '@handplane/contracts';
+import { callRpc, type EventStore, type Logger, type Nats } from '@handplane/platform';
 import { conversationInfo, markResultRead } from '../run/queue';
 import { readCommandLog } from './command-log';
 import type { HostPort } from './host';
 import { readTask, taskStatus, watchTask } from './task-view';
 
 /** The host over NATS (coordinator RPCs, the TASKS stream) and Postgres (read models, Command Log, wake-ups). */
-export function natsHost(d: { nats: Nats; topology: Topology; store: EventStore; pool: Pool }): HostPort {
+export function natsHost(d: { nats: Nats; topology: Topology; store: EventStore; pool: Pool; logger?: Logger }): HostPort {
   const { nats, topology: t, pool } = d;
   return {
     conversation: (conversationId) => conversationInfo(pool, conversationId),
@@ -19,6 +19,15 @@ export function natsHost(d: { nats: Nats; topology: Topology; store: EventStore;
     watchTask: (taskId, done, opts) => watchTask(nats, t, taskId, done, opts),
     readLog: (commandId, offset, cap) => readCommandLog(pool, commandId, offset, cap),
     markResultRead: (r) => markResultRead(pool, r),
+    async markDelivered(commandId) {
+      // Best effort: the agent has the result either way; a repeat appends nothing.
+      try {
+        const reply = await callRpc(nats.nc, t.rpc.markDelivered, { commandId, deliveredTo: 'agent' }, markDeliveredReplySchema);
+        if (!reply.ok) d.logger?.warn({ commandId, code: reply.error.code }, 'mark-delivered refused');
+      } catch (err) {
+        d.logger?.warn({ commandId, err: String(err) }, 'mark-delivered failed');
+      }
+    },
     async unfinishedTasks(conversationId) {
       const r = await pool.query<{ task_id: string }>(`SELECT task_id FROM tasks WHERE conversation_id = $1 AND status IN ('starting', 'running', 'stopping')`, [conversationId]);
       return r.rows.map((x) => x.task_id);
