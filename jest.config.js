@@ -13,7 +13,7 @@ const swc = [
   },
 ];
 const moduleNameMapper = { '^@handplane/(.*)$': '<rootDir>/libs/$1/src/index.ts' };
-const common = { transform: { '^.+\\.ts$': swc }, moduleNameMapper, testEnvironment: 'node', roots: ['<rootDir>/libs', '<rootDir>/services', '<rootDir>/e2e', '<rootDir>/tools', '<rootDir>/cli'] };
+const common = { transform: { '^.+\\.ts$': swc }, moduleNameMapper, testEnvironment: 'node', roots: ['<rootDir>/libs', '<rootDir>/services', '<rootDir>/e2e', '<rootDir>/tools', '<rootDir>/cli', '<rootDir>/bench', '<rootDir>/chaos'] };
 
 module.exports = {
   // testTimeout is a global option in Jest 30 (ignored inside projects): integration and e2e need time.

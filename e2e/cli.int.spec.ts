@@ -106,6 +106,11 @@ describe('handplane CLI (real NATS + Postgres + every service)', () => {
     const human = await cli(['audit', conv]);
     expect(human.stdout.toString()).toMatch(/^\s+\d+\s+\S+Z\s+alice\s+conversation\.created\s+"handplane run" created by alice$/m);
     expect(human.stdout.toString()).toMatch(/epoch\.ended\s+epoch 1 ended by alice; stopping 1 task\(s\)$/m);
+    // With the task events merged in: who asked for the stop, the exit that proved it.
+    const full = await json(['audit', conv, '--tasks']);
+    const ofTask = full.filter((e: { source: string; data: { taskId?: string } }) => e.source === 'task' && e.data.taskId === task.taskId).map((e: { type: string }) => e.type);
+    expect(ofTask).toEqual(expect.arrayContaining(['TaskRegistered', 'TaskStarted', 'TaskStopRequested', 'CommandExited', 'TaskFinished']));
+    expect((await cli(['audit', conv, '--tasks'])).stdout.toString()).toMatch(/^T\s*\d+\s+\S+Z\s+alice\s+TaskStopRequested\s+\S+ stop requested by alice/m);
   });
 
   it('chats: a message starts the agent, its work streams back, and EOF waits until it is idle', async () => {

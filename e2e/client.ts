@@ -6,7 +6,17 @@ export interface SseEvent {
 }
 
 export class Api {
-  constructor(private readonly baseUrl: string, private readonly token: string) {}
+  private readonly bases: readonly string[];
+  private turn = 0;
+
+  /** With several gateway instances, each request goes to the next one in turn. */
+  constructor(base: string | readonly string[], private readonly token: string) {
+    this.bases = typeof base === 'string' ? [base] : base;
+  }
+
+  private get baseUrl(): string {
+    return this.bases[this.turn++ % this.bases.length]!;
+  }
 
   // The answer's JSON is whatever the API returned: tests assert on its shape, so it is typed loosely.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any

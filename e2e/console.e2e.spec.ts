@@ -79,6 +79,8 @@ describe('web console (e2e, headless Chromium)', () => {
     await alice.locator('[data-testid="run-status"][data-status="waiting"]').waitFor();
     // The finished task wakes the agent as bob; the todo completes and the turn ends.
     await agentTask.locator('[data-testid="task-status"][data-state="succeeded"]').waitFor({ timeout: 30_000 });
+    // The task card says how it ended (issue 10.4).
+    await agentTask.getByTestId('task-receipt').filter({ hasText: 'exited with code 0' }).waitFor({ timeout: 15_000 });
     await alice.locator('[data-testid="todo"][data-status="completed"]').filter({ hasText: 'sleep 3; echo done-by-bob' }).waitFor({ timeout: 30_000 });
     await alice.locator('[data-testid="run-status"][data-status="idle"]').waitFor({ timeout: 30_000 });
     await alice.getByTestId('system-note').filter({ hasText: 'Agent\'s turn for bob (a task finished)' }).waitFor();
@@ -159,6 +161,25 @@ describe('web console (e2e, headless Chromium)', () => {
     await taskStatus(bob, longTask, 'cancelled', 30_000);
     await row(alice, longTask).locator('[data-testid="task-result"][data-state="readable"]').waitFor({ timeout: 15_000 });
     expect(await row(alice, longTask).getByTestId('stop-task').count()).toBe(0);
+    // Its receipt names the signal and who asked, on both pages (from the event stream and from the API).
+    for (const page of [alice, bob]) await row(page, longTask).getByTestId('task-receipt').filter({ hasText: /killed by SIG(TERM|KILL) at the request of user bob/ }).waitFor({ timeout: 15_000 });
+  });
+
+  it('follows the log of a background task live: output written after the window shows without a refresh', async () => {
+    await alice.getByTestId('composer-input').fill('echo first-part; sleep 5; echo written-in-the-background; sleep 30');
+    await alice.getByTestId('run-command').click();
+    const bgRow = alice.locator('[data-testid="task-row"]').filter({ hasText: 'written-in-the-background' });
+    await bgRow.waitFor({ timeout: 15_000 });
+    const taskId = (await bgRow.getAttribute('data-task-id'))!;
+    await taskStatus(alice, taskId, 'backgrounded', 20_000);
+    await bgRow.getByTestId('open-log').click();
+    await alice.getByTestId('log-output').filter({ hasText: 'first-part' }).waitFor();
+    // No task event comes between the window and this line: only the follow stream can bring it.
+    await alice.getByTestId('log-output').filter({ hasText: 'written-in-the-background' }).waitFor({ timeout: 20_000 });
+    expect(await row(alice, taskId).getByTestId('task-status').getAttribute('data-state')).toBe('backgrounded');
+    expect(await alice.getByTestId('log-output').textContent()).toBe('first-part\nwritten-in-the-background\n');
+    await row(alice, taskId).getByTestId('stop-task').click();
+    await taskStatus(alice, taskId, 'cancelled', 30_000);
   });
 
   it('stops everything with Stop all (two clicks)', async () => {

@@ -24,6 +24,8 @@ async function freePort(): Promise<number> {
 /** The whole system, started with `scripts/up.mjs` as a user starts it, isolated by prefix and database. */
 export interface Stack {
   readonly baseUrl: string;
+  /** Every gateway instance (one unless started with `replicas`). */
+  readonly baseUrls: readonly string[];
   readonly prefix: string;
   readonly databaseUrl: string;
   readonly logs: string[];
@@ -31,11 +33,13 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-export async function startStack(env: Record<string, string> = {}): Promise<Stack> {
+export async function startStack(env: Record<string, string> = {}, opts: { replicas?: number } = {}): Promise<Stack> {
+  const replicas = opts.replicas ?? 1;
   const prefix = uniquePrefix('e2e');
   const db = await freshDatabase('e2e');
   const dataDir = mkdtempSync(join(tmpdir(), 'hp-e2e-runner-'));
-  const ports = { GATEWAY_PORT: await freePort(), RUNTIME_PORT: await freePort(), COORDINATOR_PORT: await freePort(), INGESTOR_PORT: await freePort(), RUNNER_HTTP_PORT: await freePort(), RUNNER_PORT: await freePort() };
+  const ports: Record<string, number> = { GATEWAY_PORT: await freePort(), RUNTIME_PORT: await freePort(), COORDINATOR_PORT: await freePort(), INGESTOR_PORT: await freePort(), RUNNER_HTTP_PORT: await freePort(), RUNNER_PORT: await freePort() };
+  for (let k = 2; k <= replicas; k++) for (const v of ['GATEWAY_PORT', 'RUNTIME_PORT', 'COORDINATOR_PORT', 'INGESTOR_PORT']) ports[`${v}_${k}`] = await freePort();
   const secret = 'e2e-secret';
   const childEnv = {
     ...process.env,
@@ -47,6 +51,7 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
     LOG_LEVEL: 'warn',
     // A stopped test stack must not leave commands running for a runner that never comes back.
     RUNNER_ON_SHUTDOWN: 'stop',
+    REPLICAS: String(replicas),
     ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
     ...env,
   };
@@ -56,6 +61,7 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
   let exited = false;
   child.on('exit', () => (exited = true));
   const baseUrl = `http://127.0.0.1:${ports.GATEWAY_PORT}`;
+  const baseUrls = [baseUrl, ...Array.from({ length: replicas - 1 }, (_, i) => `http://127.0.0.1:${ports[`GATEWAY_PORT_${i + 2}`]}`)];
   const stop = async () => {
     if (!exited) {
       child.kill('SIGTERM');
@@ -78,8 +84,8 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
     await waitFor(
       async () => {
         if (exited) throw new Error(`the stack exited:\n${logs.slice(-40).join('\n')}`);
-        const r = await fetch(`${baseUrl}/readyz`).catch(() => null);
-        return r?.status === 200;
+        const ready = await Promise.all(baseUrls.map((u) => fetch(`${u}/readyz`).then((r) => r.status === 200).catch(() => false)));
+        return ready.every(Boolean);
       },
       60_000,
       'the gateway to be ready',
@@ -91,6 +97,7 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
   }
   return {
     baseUrl,
+    baseUrls,
     prefix,
     databaseUrl: db.url,
     logs,

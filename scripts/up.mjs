@@ -3,6 +3,9 @@
 // (JetStream) and Postgres are reachable (starting or installing them if needed), migrates, builds,
 // starts the five services and prints the URLs. Ctrl-C stops the services (not NATS/Postgres).
 //   --no-install  skip the dependency check      --no-build  use the existing build
+//   --replicas N  (or REPLICAS=N) runs N instances of each control-plane service (gateway,
+//                 agent-runtime, task-coordinator, log-ingestor; one runner per host): instance k > 1
+//                 listens on <PORT>_<k> when set, else on <PORT> + 100 * (k - 1)
 // Every setting of DESIGN.md §10 can be overridden through the environment.
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
@@ -10,7 +13,14 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { ensureDependencies, log, root, run } from './lib.mjs';
 
-const args = new Set(process.argv.slice(2));
+const argv = process.argv.slice(2);
+const args = new Set(argv);
+const replicasAt = argv.indexOf('--replicas');
+const replicas = Number(replicasAt >= 0 ? argv[replicasAt + 1] : (process.env.REPLICAS ?? 1));
+if (!Number.isInteger(replicas) || replicas < 1 || replicas > 9) {
+  console.error(`--replicas / REPLICAS must be an integer from 1 to 9 (got ${replicasAt >= 0 ? argv[replicasAt + 1] : process.env.REPLICAS})`);
+  process.exit(2);
+}
 if (!args.has('--no-install')) ensureDependencies();
 const { ensureInfra } = await import('./infra.mjs');
 await ensureInfra();
@@ -31,12 +41,23 @@ const applied = await migrate(env.DATABASE_URL);
 log(applied.length ? `migrated: ${applied.join(', ')}` : 'database schema is current');
 
 const services = ['sandbox-runner', 'task-coordinator', 'log-ingestor', 'agent-runtime', 'gateway'];
+const portVar = { gateway: 'GATEWAY_PORT', 'agent-runtime': 'RUNTIME_PORT', 'task-coordinator': 'COORDINATOR_PORT', 'log-ingestor': 'INGESTOR_PORT' };
+const defaultPort = { GATEWAY_PORT: 8080, RUNTIME_PORT: 8081, COORDINATOR_PORT: 8082, INGESTOR_PORT: 8083 };
 const children = new Map();
 let stopping = false;
 
-function start(name) {
-  const child = spawn(process.execPath, [join(root, 'services', name, 'dist', 'main.js')], { env, cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
-  const prefix = `${name.padEnd(16)}|`;
+/** Instance k (1-based) of a service: its own HTTP port from k = 2 on. */
+function envOf(name, k) {
+  const v = portVar[name];
+  if (k === 1 || !v) return env;
+  const port = env[`${v}_${k}`] ?? String(Number(env[v] ?? defaultPort[v]) + 100 * (k - 1));
+  return { ...env, [v]: port };
+}
+
+function start(name, k = 1) {
+  const id = k === 1 ? name : `${name}#${k}`;
+  const child = spawn(process.execPath, [join(root, 'services', name, 'dist', 'main.js')], { env: envOf(name, k), cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  const prefix = `${id.padEnd(16)}|`;
   for (const s of [child.stdout, child.stderr]) {
     let buf = '';
     s.on('data', (d) => {
@@ -49,12 +70,12 @@ function start(name) {
     });
   }
   child.on('exit', (code, signal) => {
-    children.delete(name);
+    children.delete(id);
     if (stopping) return;
-    log(`${name} exited (${code ?? signal}); stopping everything`);
+    log(`${id} exited (${code ?? signal}); stopping everything`);
     shutdown(1);
   });
-  children.set(name, child);
+  children.set(id, child);
 }
 
 function shutdown(code = 0) {
@@ -75,7 +96,8 @@ function shutdown(code = 0) {
 process.on('SIGINT', () => shutdown(0));
 process.on('SIGTERM', () => shutdown(0));
 
-for (const s of services) start(s);
+for (const s of services) for (let k = 1; k <= (portVar[s] ? replicas : 1); k++) start(s, k);
+if (replicas > 1) log(`${replicas} instances of each control-plane service`);
 
 const gatewayPort = Number(env.GATEWAY_PORT ?? 8080);
 const base = `http://127.0.0.1:${gatewayPort}`;

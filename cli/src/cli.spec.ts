@@ -5,7 +5,7 @@ import { parseSse } from './api';
 import { commandOf } from './commands/run';
 import { signToken } from './commands/token';
 import { exitCodeOf } from './follow';
-import { table } from './format';
+import { summarize, table, taskDetails } from './format';
 import { UsageError } from './io';
 import { main, type Io } from './main';
 
@@ -27,6 +27,7 @@ const task = (over: Partial<Task>): Task => ({
   startedAt: null,
   finishedAt: null,
   deadlineAt: null,
+  receipt: null,
   ...over,
 });
 
@@ -38,6 +39,24 @@ function capture(env: Record<string, string> = {}) {
 }
 
 describe('handplane CLI (pure parts)', () => {
+  it('shows a task’s receipt as its sentence and its evidence (issue 10.4)', () => {
+    const receipt = {
+      outcome: 'killed' as const,
+      status: 'cancelled' as const,
+      exitCode: null,
+      signal: 'SIGTERM',
+      requestedBy: { reason: 'user' as const, by: 'bob', at: '2026-01-01T00:00:02.000Z' },
+      summary: 'killed by SIGTERM at the request of user bob',
+      evidence: { runnerId: 'runner-a', epoch: 1, attempt: 1, startedAt: null, finishedAt: '2026-01-01T00:00:03.000Z', outputBytes: 5, resultState: 'readable' as const, exitReason: 'stopped' },
+    };
+    const text = taskDetails(task({ status: 'cancelled', receipt }));
+    expect(text).toContain('receipt         killed by SIGTERM at the request of user bob\n');
+    expect(text).toContain('  runnerId      runner-a\n');
+    expect(text).not.toContain('[object Object]');
+    expect(taskDetails(task({}))).toContain('receipt         -\n');
+    expect(summarize('task.finished', { taskId: 't1', status: 'cancelled', exitCode: null, signal: 'SIGTERM', receipt })).toBe('t1 cancelled: killed by SIGTERM at the request of user bob');
+  });
+
   it('parses options strictly and keeps everything after -- literal', () => {
     const a = parseArgs(['--env', 'A=1', '--env=B=2', '-fq', 'x', '--', '-la', '--json'], { flags: ['f', 'q'], options: ['env'] });
     expect([a.positionals, [...a.flags], a.options.get('env')]).toEqual([['x', '-la', '--json'], ['f', 'q'], ['A=1', 'B=2']]);

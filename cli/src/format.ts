@@ -30,6 +30,17 @@ export function taskTable(tasks: Task[]): string {
   );
 }
 
+/** `tasks show`: one field a line; the receipt (issue 10.4) as its sentence and its evidence. */
+export function taskDetails(t: Task): string {
+  const { receipt, ...fields } = t;
+  const lines = Object.entries(fields).map(([k, v]) => `${k.padEnd(15)} ${v === null ? '-' : String(v)}`);
+  if (receipt) {
+    lines.push(`${'receipt'.padEnd(15)} ${receipt.summary}`);
+    for (const [k, v] of Object.entries(receipt.evidence)) lines.push(`  ${k.padEnd(13)} ${v === null ? '-' : String(v)}`);
+  } else lines.push(`${'receipt'.padEnd(15)} -`);
+  return `${lines.join('\n')}\n`;
+}
+
 /** One line that says what an event is about (audit and chat). */
 export function summarize(type: string, d: Record<string, unknown>): string {
   const s = (k: string) => (d[k] === undefined || d[k] === null ? '' : String(d[k]));
@@ -55,9 +66,24 @@ export function summarize(type: string, d: Record<string, unknown>): string {
     case 'task.started':
       return `${s('taskId')} started by ${s('userId')}: ${oneLine(s('command'))}`;
     case 'task.finished':
+      if (d.receipt && typeof (d.receipt as { summary?: unknown }).summary === 'string') return `${s('taskId')} ${s('status')}: ${(d.receipt as { summary: string }).summary}`;
       return `${s('taskId')} ${s('status')}${d.exitCode !== null && d.exitCode !== undefined ? ` (exit ${s('exitCode')})` : ''}${d.signal ? ` (${s('signal')})` : ''}`;
     case 'task.result':
       return `${s('taskId')} ${s('resultState')}, ${s('outputBytes')} bytes`;
+    case 'task.stopping':
+      return `${s('taskId')} stopping (${s('reason')}) at the request of ${s('requestedBy') || 'unknown'}`;
+    case 'TaskRegistered':
+      return `${s('taskId')} registered by ${s('userId')} (${s('origin')}): ${oneLine(s('command'))}`;
+    case 'TaskStarted':
+      return `${s('taskId')} attempt ${s('attempt')} started on ${s('runnerId')}`;
+    case 'TaskStopRequested':
+      return `${s('taskId')} stop requested by ${s('requestedBy')} (${s('reason')})`;
+    case 'TaskStopSignalled':
+      return `${s('taskId')} signalled on ${s('runnerId')}: ${s('outcome')}`;
+    case 'TaskFinished':
+      return `${s('taskId')} finished ${s('status')}${d.exitCode !== null && d.exitCode !== undefined ? ` (exit ${s('exitCode')})` : ''}${d.signal ? ` (${s('signal')})` : ''}`;
+    case 'CommandExited':
+      return `${s('commandId')} exited${d.exitCode !== null && d.exitCode !== undefined ? ` ${s('exitCode')}` : ''}${d.signal ? ` by ${s('signal')}` : ''} (${s('reason')}), ${s('endOffset')} bytes`;
     case 'todos.updated':
       return `${(d.todos as unknown[] | undefined)?.length ?? 0} todos, waiting for [${((d.waitForTasks as string[] | undefined) ?? []).join(', ')}]`;
     case 'guard.rejected':

@@ -2,6 +2,7 @@ import { ApiError } from './api';
 import { option, parseArgs } from './args';
 import { chatCommand } from './commands/chat';
 import { auditCommand, stopAllCommand } from './commands/conversation';
+import { projectionsCommand } from './commands/projections';
 import { runCommand } from './commands/run';
 import { tasksCommand } from './commands/tasks';
 import { tokenCommand } from './commands/token';
@@ -21,8 +22,11 @@ commands:
   tasks show <taskId>                          one task
   tasks logs [-f] <taskId>                     its output (-f: follow until it is done)
   tasks stop [--attempt N] <taskId>            stop a task
+  tasks stdin [--close] [-n] <taskId> [data|-] input for a running task (data + newline, - = stdin)
   stop-all <conversation>                      stop every task and the active run of a conversation
-  audit <conversation>                         the conversation's log, in order
+  audit <conversation> [--tasks]               the conversation's log, in order (--tasks: with each task's own events)
+  projections ls                               operator: each read model, its position and rows (HANDPLANE_ADMIN_TOKEN)
+  projections rebuild [name…]                  operator: rebuild read models from sequence 1 while serving (all when no name)
 
 options:
   --url URL      the gateway (default: HANDPLANE_URL or http://127.0.0.1:8080)
@@ -37,6 +41,7 @@ const COMMANDS: Record<string, (ctx: Context, argv: string[]) => Promise<number>
   tasks: tasksCommand,
   'stop-all': stopAllCommand,
   audit: auditCommand,
+  projections: projectionsCommand,
 };
 
 /** Global options come before the command; the command parses the rest. */

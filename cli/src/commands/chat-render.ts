@@ -31,6 +31,10 @@ export function renderEvent(e: StreamEvent): string | undefined {
       return `? approval ${s('approvalId')}: ${s('command')} — ${s('reason')}  (/approve ${s('approvalId')} or /reject ${s('approvalId')})\n`;
     case 'question.asked':
       return `? ${s('text')}  (type your answer)\n`;
+    case 'task.awaiting_input':
+      return `  ? task ${s('taskId')} waits for input: ${s('prompt')}  (handplane tasks stdin ${s('taskId')} <answer>)\n`;
+    case 'task.stdin':
+      return `  ✎ ${s('by')} sent ${s('bytes')} byte(s) to task ${s('taskId')}${d.closed ? ' and closed its input' : ''}\n`;
     case 'run.started':
     case 'run.finished':
     case 'tool.called':

@@ -2,12 +2,12 @@ import { intOption, option, parseArgs } from '../args';
 import type { Task } from '../api';
 import { print, type Context } from '../context';
 import { followOutput } from '../follow';
-import { taskTable } from '../format';
+import { taskDetails, taskTable } from '../format';
 import { UsageError } from '../io';
 
-const USAGE = 'usage: handplane tasks ls [--all] [--status S] [--conversation ID] | tasks show <taskId> | tasks logs [-f] <taskId> | tasks stop [--attempt N] <taskId>';
+const USAGE = 'usage: handplane tasks ls [--all] [--status S] [--conversation ID] [--user U] [--overdue] | tasks overdue | tasks show <taskId> | tasks logs [-f] <taskId> | tasks stop [--attempt N] <taskId> | tasks stdin [--close] [-n] [--attempt N] <taskId> [data|-]';
 
-/** `handplane tasks …`: the registry, one task, its output, stopping it. */
+/** `handplane tasks …`: the registry, one task, its output, stopping it, input for it. */
 export async function tasksCommand(ctx: Context, argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   switch (sub) {
@@ -16,27 +16,42 @@ export async function tasksCommand(ctx: Context, argv: string[]): Promise<number
       return list(ctx, rest);
     case 'show':
       return show(ctx, rest);
+    case 'overdue':
+      return overdue(ctx, rest);
     case 'logs':
       return logs(ctx, rest);
     case 'stop':
       return stop(ctx, rest);
+    case 'stdin':
+      return stdin(ctx, rest);
     default:
       throw new UsageError(USAGE);
   }
 }
 
 async function list(ctx: Context, argv: string[]): Promise<number> {
-  const a = parseArgs(argv, { flags: ['all', 'a'], options: ['status', 'conversation', 'limit'] });
+  const a = parseArgs(argv, { flags: ['all', 'a', 'overdue'], options: ['status', 'conversation', 'user', 'limit'] });
   if (a.positionals.length) throw new UsageError(USAGE);
   const q = new URLSearchParams();
   const status = option(a, 'status') ?? (a.flags.has('all') || a.flags.has('a') ? undefined : 'active');
   if (status) q.set('status', status);
   const conversation = option(a, 'conversation');
   if (conversation) q.set('conversation', conversation);
+  const user = option(a, 'user');
+  if (user) q.set('user', user);
+  if (a.flags.has('overdue')) q.set('overdue', 'true');
   const limit = intOption(a, 'limit');
   if (limit !== undefined) q.set('limit', String(limit));
   const tasks = await ctx.api().json<Task[]>('GET', `/v1/tasks${q.toString() ? `?${q}` : ''}`);
   print(ctx, tasks, () => (tasks.length === 0 && status === 'active' ? 'no running tasks (--all shows finished ones)\n' : taskTable(tasks)));
+  return 0;
+}
+
+/** Unfinished tasks past their deadline (plus the gateway's grace), with their count (issue 10.3). */
+async function overdue(ctx: Context, argv: string[]): Promise<number> {
+  if (argv.length) throw new UsageError(USAGE);
+  const r = await ctx.api().json<{ at: string; graceMs: number; count: number; tasks: Task[] }>('GET', '/v1/tasks/overdue');
+  print(ctx, r, () => (r.count === 0 ? 'no overdue tasks\n' : `${r.count} overdue task(s) (past their deadline by more than ${r.graceMs} ms)\n${taskTable(r.tasks)}`));
   return 0;
 }
 
@@ -50,7 +65,7 @@ const oneTask = (argv: string[], spec: { flags: string[]; options: string[] }) =
 async function show(ctx: Context, argv: string[]): Promise<number> {
   const { taskId } = oneTask(argv, { flags: [], options: [] });
   const t = await ctx.api().json<Task>('GET', `/v1/tasks/${encodeURIComponent(taskId)}`);
-  print(ctx, t, () => `${Object.entries(t).map(([k, v]) => `${k.padEnd(15)} ${v === null ? '-' : String(v)}`).join('\n')}\n`);
+  print(ctx, t, () => taskDetails(t));
   return 0;
 }
 
@@ -77,5 +92,46 @@ async function stop(ctx: Context, argv: string[]): Promise<number> {
   const attempt = intOption(a, 'attempt');
   const r = await ctx.api().json<{ status: string; attempt: number }>('POST', `/v1/tasks/${encodeURIComponent(taskId)}/stop`, attempt === undefined ? {} : { attempt });
   print(ctx, { taskId, ...r }, () => `task ${taskId} (attempt ${r.attempt}): ${r.status}\n`);
+  return 0;
+}
+
+/** Bytes per POST: the API's limit per write. */
+const STDIN_CHUNK = 64 * 1024;
+
+interface StdinWritten {
+  taskId: string;
+  attempt: number;
+  bytes: number;
+  closed: boolean;
+  totalBytes: number;
+}
+
+/**
+ * `tasks stdin <taskId> [data|-]`: input for a running task. `data` is sent with a newline (`-n`: without
+ * one), `-` sends this process's stdin as bytes, in writes of at most 64 KiB, in order; `--close` then
+ * closes the task's stdin (alone, it only closes it).
+ */
+async function stdin(ctx: Context, argv: string[]): Promise<number> {
+  const a = parseArgs(argv, { flags: ['close', 'n'], options: ['attempt'] });
+  const [taskId, data, extra] = a.positionals;
+  const close = a.flags.has('close');
+  if (!taskId || extra !== undefined || (data === undefined && !close)) throw new UsageError(USAGE);
+  const attempt = intOption(a, 'attempt');
+  let bytes: Buffer;
+  if (data === '-') {
+    const parts: Buffer[] = [];
+    for await (const chunk of ctx.io.stdin) parts.push(Buffer.from(chunk as Buffer | string));
+    bytes = Buffer.concat(parts);
+  } else bytes = Buffer.from(data === undefined ? '' : a.flags.has('n') ? data : `${data}\n`, 'utf8');
+  const api = ctx.api();
+  const path = `/v1/tasks/${encodeURIComponent(taskId)}/stdin`;
+  let last: StdinWritten | undefined;
+  for (let at = 0; at < bytes.length || last === undefined; at += STDIN_CHUNK) {
+    const piece = bytes.subarray(at, at + STDIN_CHUNK);
+    const final = at + STDIN_CHUNK >= bytes.length;
+    last = await api.json<StdinWritten>('POST', path, { data: piece.toString('base64'), encoding: 'base64', close: close && final, ...(attempt === undefined ? {} : { attempt }) });
+  }
+  const r = last;
+  print(ctx, r, () => `task ${taskId} (attempt ${r.attempt}): ${bytes.length} byte(s) written${r.closed ? ', stdin closed' : ''}\n`);
   return 0;
 }

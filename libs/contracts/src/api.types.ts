@@ -1,3 +1,8 @@
+import type { TaskReceipt } from '@handplane/domain';
+
+/** How a task ended (the domain's receipt), for clients of the API. */
+export type { TaskReceipt };
+
 /** A task as the public HTTP API shows it (DESIGN.md §7, a contract): shared by the gateway and its clients. */
 export interface TaskView {
   taskId: string;
@@ -18,4 +23,9 @@ export interface TaskView {
   startedAt: string | null;
   finishedAt: string | null;
   deadlineAt: string | null;
+  /**
+   * How the task ended (issue 10.4): null until it is terminal (and for tasks finished before
+   * receipts existed). `receipt.summary` is the sentence to show.
+   */
+  receipt: TaskReceipt | null;
 }

@@ -41,7 +41,13 @@ function decoder<E>(schema: z.ZodTypeAny, what: string) {
     } catch (cause) {
       throw new MalformedEvent(`${what}: not JSON`, { cause });
     }
-    const parsed = schema.safeParse(upcast(raw));
+    let current: unknown;
+    try {
+      current = upcast(raw);
+    } catch (cause) {
+      throw new MalformedEvent(`${what}: cannot upcast ${JSON.stringify((raw as { type?: unknown })?.type)}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    }
+    const parsed = schema.safeParse(current);
     if (!parsed.success) {
       const t = (raw as { type?: unknown })?.type;
       throw new MalformedEvent(`${what}: invalid event ${JSON.stringify(t)}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
@@ -57,10 +63,18 @@ export const decodeSandboxCommandEvent = decoder<SandboxCommandEvent>(sandboxCom
 /** Decodes a CONV message. */
 export const decodeConversationEvent = decoder<ConversationEvent>(conversationEventSchema, 'conversation event');
 
-/** Current version of every event type we write. */
+/** Version written for event types not listed in `CURRENT_VERSIONS`. */
 export const CURRENT_VERSION = 1;
 
-/** Encodes a domain event for the wire at the current version. */
+/** Event types whose current version is past 1 (each older version has an upcaster). */
+export const CURRENT_VERSIONS: Readonly<Record<string, number>> = { 'task.stopping': 2 };
+
+/** The version `encodeEvent` writes for `type`. */
+export function currentVersionOf(type: string): number {
+  return CURRENT_VERSIONS[type] ?? CURRENT_VERSION;
+}
+
+/** Encodes a domain event for the wire at its current version. */
 export function encodeEvent(event: TaskEvent | SandboxCommandEvent | ConversationEvent): Uint8Array {
-  return Buffer.from(JSON.stringify({ type: event.type, v: CURRENT_VERSION, data: event.data, metadata: event.metadata }));
+  return Buffer.from(JSON.stringify({ type: event.type, v: currentVersionOf(event.type), data: event.data, metadata: event.metadata }));
 }

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import type { ConversationEvent } from '@handplane/domain';
 import { eventSchema, type DistributiveOmit } from './envelope';
+import { taskReceiptSchema } from './task.schemas';
+import { waitUntilSchema } from './wait-conditions';
 
 const todo = z.object({
   id: z.string(),
@@ -10,6 +12,14 @@ const todo = z.object({
 });
 const nullableInt = z.number().int().nullable();
 const n = z.number().int().nonnegative();
+
+/**
+ * `task.stopping` v1 (as first published) said only what and why; v2 also says which attempt and who
+ * asked (the audit's "under which identity"). v1 events stay in the log as written and are upcast on
+ * read (`upcasters.ts`): `requestedBy` from the event's actor, `attempt` unknown (null).
+ */
+export const taskStoppingV1 = z.object({ taskId: z.string(), commandId: z.string(), reason: z.string() });
+export const taskStoppingV2 = z.object({ taskId: z.string(), commandId: z.string(), attempt: n.nullable(), reason: z.string(), requestedBy: z.string() });
 
 /** Events of the conversation (`conv.<conversationId>` in CONV); their types are the SSE event names. */
 export const conversationEventSchema = z.discriminatedUnion('type', [
@@ -52,11 +62,11 @@ export const conversationEventSchema = z.discriminatedUnion('type', [
     z.object({ taskId: z.string(), commandId: z.string(), attempt: n, runnerId: z.string(), userId: z.string(), command: z.string() }),
   ),
   eventSchema('task.backgrounded', 1, z.object({ taskId: z.string(), commandId: z.string() })),
-  eventSchema('task.stopping', 1, z.object({ taskId: z.string(), commandId: z.string(), reason: z.string() })),
+  eventSchema('task.stopping', 2, taskStoppingV2),
   eventSchema(
     'task.finished',
     1,
-    z.object({ taskId: z.string(), commandId: z.string(), status: z.string(), exitCode: nullableInt, signal: z.string().nullable() }),
+    z.object({ taskId: z.string(), commandId: z.string(), status: z.string(), exitCode: nullableInt, signal: z.string().nullable(), receipt: taskReceiptSchema.optional() }),
   ),
   eventSchema('task.result', 1, z.object({ taskId: z.string(), commandId: z.string(), resultState: z.string(), outputBytes: n })),
   eventSchema(
@@ -74,6 +84,24 @@ export const conversationEventSchema = z.discriminatedUnion('type', [
       signal: z.string().nullable(),
       resultState: z.string(),
       outputBytes: n,
+      receipt: taskReceiptSchema.optional(),
+    }),
+  ),
+  eventSchema(
+    'task.condition_met',
+    1,
+    z.object({
+      conditionId: z.string(),
+      taskId: z.string(),
+      commandId: z.string(),
+      attempt: n,
+      userId: z.string(),
+      runId: z.string(),
+      until: waitUntilSchema,
+      outcome: z.enum(['matched', 'timed_out']),
+      line: z.string().optional(),
+      offset: n.optional(),
+      detail: z.string(),
     }),
   ),
   eventSchema(
@@ -87,6 +115,12 @@ export const conversationEventSchema = z.discriminatedUnion('type', [
       by: z.string(),
     }),
   ),
+  eventSchema(
+    'task.stdin',
+    1,
+    z.object({ taskId: z.string(), commandId: z.string(), attempt: n, by: z.string(), via: z.enum(['user', 'agent']), bytes: n, sha256: z.string(), closed: z.boolean() }),
+  ),
+  eventSchema('task.awaiting_input', 1, z.object({ taskId: z.string(), commandId: z.string(), attempt: n, offset: n, prompt: z.string() })),
 ]);
 
 // Compile-time proof that every wire event is a domain event.

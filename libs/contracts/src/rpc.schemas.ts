@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { waitConditionSchema } from './wait-conditions';
 
 /** Limits that apply wherever a command enters the system. */
 export const LIMITS = {
@@ -58,7 +59,16 @@ export const startTaskReplySchema = z.union([
 export type StartTaskReply = z.infer<typeof startTaskReplySchema>;
 
 /** `validate_task_wait` (G5): the coordinator answers for each id. */
-export const validateTaskWaitRequestSchema = z.object({ conversationId: z.string(), taskIds: z.array(z.string()).max(100) });
+export const validateTaskWaitRequestSchema = z.object({
+  conversationId: z.string(),
+  taskIds: z.array(z.string()).max(100),
+  /**
+   * Condition waits (issue 10.1): each names a task of `taskIds`. When every check passes the
+   * coordinator registers them for `runId` and wakes the conversation once per condition.
+   */
+  conditions: z.array(waitConditionSchema).max(100).optional(),
+  runId: z.string().min(1).max(200).optional(),
+});
 export type ValidateTaskWaitRequest = z.infer<typeof validateTaskWaitRequestSchema>;
 export const validateTaskWaitReplySchema = z.union([
   z.object({

@@ -5,6 +5,29 @@ import { eventSchema, type DistributiveOmit } from './envelope';
 const terminal = z.enum(['succeeded', 'failed', 'cancelled', 'timed_out', 'lost']);
 const nonNegInt = z.number().int().nonnegative();
 
+const stopReason = z.enum(['user', 'deadline', 'stop_all', 'policy']);
+
+/** How a task ended (issue 10.4; see TaskReceipt in the domain). */
+export const taskReceiptSchema = z.object({
+  outcome: z.enum(['exited', 'killed', 'lost', 'not_started', 'unknown']),
+  status: terminal,
+  exitCode: z.number().int().nullable(),
+  signal: z.string().nullable(),
+  requestedBy: z.object({ reason: stopReason, by: z.string(), at: z.string(), detail: z.string().optional() }).nullable(),
+  summary: z.string(),
+  evidence: z.object({
+    runnerId: z.string().nullable(),
+    epoch: nonNegInt,
+    attempt: nonNegInt,
+    startedAt: z.string().nullable(),
+    finishedAt: z.string(),
+    outputBytes: nonNegInt,
+    resultState: z.enum(['readable', 'unavailable']),
+    exitReason: z.string().nullable(),
+    startFailure: z.string().optional(),
+  }),
+});
+
 /** Events of the task aggregate (`task.<taskId>` in TASKS). */
 export const taskEventSchema = z.discriminatedUnion('type', [
   eventSchema(
@@ -39,9 +62,10 @@ export const taskEventSchema = z.discriminatedUnion('type', [
       commandId: z.string(),
       attempt: nonNegInt,
       epoch: nonNegInt,
-      reason: z.enum(['user', 'deadline', 'stop_all', 'policy']),
+      reason: stopReason,
       requestedBy: z.string(),
       requestedAt: z.string(),
+      detail: z.string().optional(),
     }),
   ),
   eventSchema(
@@ -82,6 +106,7 @@ export const taskEventSchema = z.discriminatedUnion('type', [
       resultState: z.enum(['readable', 'unavailable']),
       outputBytes: nonNegInt,
       finishedAt: z.string(),
+      receipt: taskReceiptSchema.optional(),
     }),
   ),
 ]);

@@ -18,7 +18,9 @@ export interface Topology {
   /** Wildcards for consumers. */
   readonly all: { readonly task: string; readonly cmd: string; readonly log: string; readonly conv: string };
   /** Request/reply subjects served by queue groups. */
-  readonly rpc: { readonly startTask: string; readonly validateTaskWait: string; readonly stopTask: string; readonly stopAll: string; readonly markDelivered: string };
+  readonly rpc: { readonly startTask: string; readonly validateTaskWait: string; readonly stopTask: string; readonly stopAll: string; readonly markDelivered: string; readonly writeStdin: string };
+  /** Core NATS subjects of periodic reports (not persisted): `overdue` carries the coordinator's overdue report. */
+  readonly reports: { readonly overdue: string };
   /** KV bucket where runners register with a heartbeat. */
   readonly runnersBucket: string;
   /** Durable consumer names are namespaced too. */
@@ -51,8 +53,10 @@ export function topology(prefix = ''): Topology {
       validateTaskWait: s('rpc.coordinator.validate-task-wait'),
       stopTask: s('rpc.coordinator.stop-task'),
       stopAll: s('rpc.coordinator.stop-all'),
+      writeStdin: s('rpc.coordinator.write-stdin'),
       markDelivered: s('rpc.log-ingestor.mark-delivered'),
     },
+    reports: { overdue: s('report.tasks.overdue') },
     runnersBucket: n('runners'),
     durable: (name) => n(name),
   };

@@ -1,4 +1,6 @@
-export type { TaskEvent, TaskRegistered, TaskStarted, TaskStartFailed, TaskBackgrounded, TaskStopRequested, TaskStopSignalled, TaskRetried, TaskFinished, TaskStatus, TerminalTaskStatus, TaskOrigin, StopReason, ResultState } from './task/task.events';
+export type { TaskEvent, TaskRegistered, TaskStarted, TaskStartFailed, TaskBackgrounded, TaskStopRequested, TaskStopSignalled, TaskRetried, TaskFinished, TaskStatus, TerminalTaskStatus, TaskOrigin, StopReason, ResultState, TaskReceipt, ReceiptStop, ReceiptEvidence } from './task/task.events';
+export { receiptFor } from './task/task.receipt';
+export type { ReceiptInput } from './task/task.receipt';
 export type { SandboxCommandEvent, CommandExited, CommandResultReadable, CommandResultUnavailable, CommandResultDelivered, OutputTruncation } from './sandbox-command/sandbox-command.events';
 export type {
   ConversationEvent,
@@ -27,6 +29,10 @@ export type {
   TaskResultNotice,
   InternalTaskEvent,
   EpochEnded,
+  TaskConditionMet,
+  WaitUntil,
+  TaskStdinWritten,
+  TaskAwaitingInput,
   ApprovalRequested,
   ApprovalResolved,
   QuestionAsked,

@@ -45,6 +45,11 @@ export class Unavailable extends DomainError {
   override readonly retryable = true;
 }
 
+/** The input is larger than the operation accepts (HTTP 413). */
+export class TooLarge extends DomainError {
+  readonly code = 'too_large' as const;
+}
+
 /** No or bad credentials. */
 export class Unauthorized extends DomainError {
   readonly code = 'unauthorized' as const;

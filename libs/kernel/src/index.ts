@@ -1,4 +1,4 @@
-export { DomainError, NotFound, IllegalState, Conflict, ValidationError, Unavailable, Unauthorized, Forbidden, isDomainError } from './errors';
+export { DomainError, NotFound, IllegalState, Conflict, ValidationError, Unavailable, Unauthorized, Forbidden, TooLarge, isDomainError } from './errors';
 export type { DomainErrorCode } from './errors';
 export { assertNever } from './assert';
 export { FixedClock } from './clock';

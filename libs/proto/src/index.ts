@@ -19,6 +19,10 @@ export {
   CommandStatus,
   ListRequest,
   ListResponse,
+  WriteStdinRequest,
+  WriteStdinResponse,
+  ProbeRequest,
+  ProbeResponse,
   RunnerService,
   RunnerClient,
 } from './gen/handplane/runner/v1/runner';

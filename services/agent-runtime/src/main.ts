@@ -1,9 +1,11 @@
 import { loadConfig } from '@handplane/contracts';
-import { createLogger } from '@handplane/platform';
+import { createLogger, setupTracing } from '@handplane/platform';
 import { startRuntime } from './service';
 
 async function main() {
   const config = loadConfig();
+  // Before anything traced starts; OTEL_TRACES_EXPORTER / OTEL_EXPORTER_OTLP_ENDPOINT choose the exporter.
+  setupTracing('agent-runtime');
   const logger = createLogger('agent-runtime', config.LOG_LEVEL);
   const runtime = await startRuntime(config, { logger });
   let stopping = false;

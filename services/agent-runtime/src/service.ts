@@ -5,6 +5,7 @@ import type { INestApplication } from '@nestjs/common';
 import type { Clock } from '@handplane/kernel';
 import { topology, type Config } from '@handplane/contracts';
 import {
+  bindTelemetry,
   connectNats,
   createLogger,
   createPool,
@@ -29,6 +30,7 @@ import { createTools } from './app/tools/tools';
 import { natsHost } from './app/tools/nats-host';
 import { parseApprovalPolicy } from './app/approval/approval-policy';
 import { loadRuntimeConfig, type RuntimeConfig } from './runtime-config';
+import { runtimeMetrics } from './runtime-metrics';
 
 /** What tests (and other embedders) may replace. */
 export interface RuntimeOverrides {
@@ -74,6 +76,8 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     await migrate(config.DATABASE_URL);
     const pool: Pool = createPool(config.DATABASE_URL, 10, (e) => logger.warn({ err: e }, 'idle postgres client failed'));
     cleanup.push(() => pool.end());
+    const metrics = runtimeMetrics(pool);
+    bindTelemetry(nats, metrics);
     const store = new EventStore(nats);
     const host = natsHost({ nats, topology: t, store, pool, logger });
     const tools = createTools({ host, logger, foregroundWindowMs: config.FOREGROUND_WINDOW_MS, approvalPolicy });
@@ -97,7 +101,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     const consumer: RunningConsumer = await startConvConsumer({ nats, topology: t, pool, runner, logger, onEpochEnded: (id, ended) => onEpochEnded(epochDeps, id, ended) });
     cleanup.push(() => consumer.stop());
     runner.startSweeper();
-    const app: INestApplication = await startHttpApp(AppModule.register(() => [natsCheck(nats), postgresCheck(pool)]), config.RUNTIME_PORT, logger);
+    const app: INestApplication = await startHttpApp(AppModule.register(() => [natsCheck(nats), postgresCheck(pool)]), config.RUNTIME_PORT, logger, undefined, { metrics });
     cleanup.push(() => app.close());
     return { httpPort: listeningPort(app), runner, stop: stopAll };
   } catch (e) {

@@ -39,12 +39,12 @@ describe('OpenAI-compatible provider (a local server speaking the protocol)', ()
       const req = server.requests[server.requests.length - 1]!;
       expect(req.headers.authorization).toBe('Bearer sk-test');
       expect(req.body).toMatchObject({ model: 'test-model', stream: true, parallel_tool_calls: true });
-      expect(req.body.tools.map((t) => t.function.name)).toEqual(['exec', 'write_todos', 'read_output', 'stop_task', 'ask_user']);
+      expect(req.body.tools.map((t) => t.function.name)).toEqual(['exec', 'write_todos', 'read_output', 'stop_task', 'write_stdin', 'ask_user']);
       expect(req.body.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'user', 'user']);
       expect(req.body.messages[0]!.content).toMatch(/wait_for_tasks/);
       expect(req.body.messages[2]!.tool_calls).toEqual([{ id: 'call_1', type: 'function', function: { name: 'exec', arguments: '{"command":"make"}' } }]);
       expect(req.body.messages[3]).toEqual({ role: 'tool', tool_call_id: 'call_1', content: expect.stringContaining('running_in_background') });
-      expect(req.body.messages[4]!.content).toMatch(/^\[task\] task t1 finished/);
+      expect(req.body.messages[4]!.content).toMatch(/^\[task\] task t1 succeeded/);
       expect(req.body.messages[5]!.content).toBe('[runtime] G6: unfinished todos');
     });
 

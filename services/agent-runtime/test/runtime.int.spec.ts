@@ -69,7 +69,7 @@ describe('agent runtime (real NATS + Postgres)', () => {
     const execResults = ofType(es, 'tool.result').filter((e) => e.data.name === 'exec');
     expect(execResults.map((e) => e.data.result)).toEqual([
       { taskId: t1.taskId, commandId: t1.commandId, status: 'succeeded', exitCode: 0, signal: null, output: 'one\n', outputBytes: 4, truncated: false },
-      { taskId: t2.taskId, commandId: t2.commandId, status: 'running_in_background' },
+      { taskId: t2.taskId, commandId: t2.commandId, status: 'running_in_background', attempt: 1 },
     ]);
     // Each tool call is announced and answered once.
     expect(ofType(es, 'tool.called').map((e) => e.data.callId)).toEqual(ofType(es, 'tool.result').map((e) => e.data.callId));

@@ -6,18 +6,24 @@ import type { TokenVerifier } from './app/auth';
 import { conversationsApp } from './app/conversations';
 import { feedOpener } from './app/feeds';
 import { promptsApp } from './app/prompts';
+import { projectionsAdminApp } from './app/projections-admin';
 import type { RateLimiter } from './app/rate-limit';
 import type { GatewayResources } from './app/resources';
 import type { SseTickets } from './app/sse-tickets';
+import { stdinApp } from './app/stdin';
 import { stopsApp } from './app/stops';
 import { tasksApp } from './app/tasks';
 import { ConsoleModule } from './console/console.module';
+import { AdminController } from './http/admin.controller';
+import { AdminGuard } from './http/admin.guard';
 import { AuthGuard, EventStreamGuard } from './http/auth.guard';
 import { ConversationsController } from './http/conversations.controller';
 import { HttpErrorFilter } from './http/error-mapping';
 import { OpenApiController } from './http/openapi.controller';
+import { StdinController } from './http/stdin.controller';
 import { TasksController } from './http/tasks.controller';
-import { AUDIT_APP, CONVERSATIONS_APP, FEED_OPENER, LOGGER, PROMPTS_APP, RATE_LIMITER, SSE_SETTINGS, SSE_TICKETS, STOPS_APP, TASKS_APP, TOKEN_VERIFIER } from './http/tokens';
+import { ADMIN_TOKEN, PROJECTIONS_ADMIN_APP } from './http/tokens';
+import { AUDIT_APP, CONVERSATIONS_APP, FEED_OPENER, LOGGER, PROMPTS_APP, RATE_LIMITER, SSE_SETTINGS, SSE_TICKETS, STDIN_APP, STOPS_APP, TASKS_APP, TOKEN_VERIFIER } from './http/tokens';
 import { EventsController, type SseSettings } from './sse/events.controller';
 
 export interface GatewayModuleDeps {
@@ -28,6 +34,8 @@ export interface GatewayModuleDeps {
   readonly checks: () => ReadinessCheck[];
   readonly sse: Omit<SseSettings, 'clock'>;
   readonly logger: Logger;
+  /** Operator credential of `/v1/admin/*` ('' turns the admin API off). */
+  readonly adminToken?: string;
 }
 
 /** The gateway's HTTP edge; the use cases are plain functions wired with useFactory. */
@@ -37,7 +45,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [HealthModule.register(d.checks), ConsoleModule.register()],
-      controllers: [ConversationsController, TasksController, EventsController, OpenApiController],
+      controllers: [ConversationsController, TasksController, StdinController, EventsController, OpenApiController, AdminController],
       providers: [
         { provide: LOGGER, useValue: d.logger },
         { provide: TOKEN_VERIFIER, useValue: d.verifier },
@@ -47,10 +55,14 @@ export class AppModule {
         { provide: CONVERSATIONS_APP, useFactory: () => conversationsApp(d.resources) },
         { provide: TASKS_APP, useFactory: () => tasksApp(d.resources) },
         { provide: STOPS_APP, useFactory: () => stopsApp(d.resources) },
+        { provide: STDIN_APP, useFactory: () => stdinApp(d.resources) },
         { provide: PROMPTS_APP, useFactory: () => promptsApp(d.resources) },
         { provide: AUDIT_APP, useFactory: () => auditApp(d.resources) },
         { provide: FEED_OPENER, useFactory: () => feedOpener(d.resources) },
         { provide: APP_FILTER, useClass: HttpErrorFilter },
+        { provide: ADMIN_TOKEN, useValue: d.adminToken ?? '' },
+        { provide: PROJECTIONS_ADMIN_APP, useFactory: () => projectionsAdminApp(d.resources) },
+        AdminGuard,
         AuthGuard,
         EventStreamGuard,
       ],

@@ -1,9 +1,11 @@
 import { loadConfig } from '@handplane/contracts';
-import { createLogger } from '@handplane/platform';
+import { createLogger, setupTracing } from '@handplane/platform';
 import { startGateway } from './service';
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  // Before anything traced starts; OTEL_TRACES_EXPORTER / OTEL_EXPORTER_OTLP_ENDPOINT choose the exporter.
+  setupTracing('gateway');
   const logger = createLogger('gateway', config.LOG_LEVEL);
   const gateway = await startGateway(config, { logger });
   const shutdown = (signal: string) => {

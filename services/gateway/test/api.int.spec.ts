@@ -1,9 +1,11 @@
 import { decodeConversationEvent } from '@handplane/contracts';
+import { createLogger } from '@handplane/platform';
 import type { ConversationEvent } from '@handplane/domain';
 import { waitFor } from '@handplane/testing';
 import { insertTask, projected, publishConv, stopAllResponder, stopTaskResponder } from './doubles';
 import { expectError, startHarness, type Harness } from './harness';
 import { openSse } from './sse-client';
+import { startGateway } from '../src/service';
 
 /** The routes of issue 7: registry, stops, approvals, questions, audit, tickets, OpenAPI, rate limits. */
 describe('gateway API contract (real NATS + Postgres)', () => {
@@ -43,7 +45,7 @@ describe('gateway API contract (real NATS + Postgres)', () => {
       expect(await ids('?limit=1')).toEqual([t3]);
       const full = (await h.call('GET', `/v1/tasks?conversation=${c2}`, alice)).json[0];
       expect(Object.keys(full).sort()).toEqual(
-        ['taskId', 'commandId', 'conversationId', 'userId', 'command', 'status', 'background', 'attempt', 'epoch', 'exitCode', 'signal', 'resultState', 'outputBytes', 'createdAt', 'startedAt', 'finishedAt', 'deadlineAt'].sort(),
+        ['taskId', 'commandId', 'conversationId', 'userId', 'command', 'status', 'background', 'attempt', 'epoch', 'exitCode', 'signal', 'resultState', 'outputBytes', 'createdAt', 'startedAt', 'finishedAt', 'deadlineAt', 'receipt'].sort(),
       );
     });
 
@@ -194,6 +196,58 @@ describe('gateway API contract (real NATS + Postgres)', () => {
     });
   });
 
+  describe('audit of task events and versions', () => {
+    const raw = (type: string, v: number, data: unknown, actor?: string) => Buffer.from(JSON.stringify({ type, v, data, metadata: { at, ...(actor ? { actor } : {}) } }));
+
+    it('replays a task’s own events with who and when, upcasts a v1 event on read and leaves the log as written', async () => {
+      const t = h.nats.topology;
+      const js = h.nats.nats.js;
+      const conv = await h.conversation(alice);
+      const taskId = await insertTask(h, { conversationId: conv, tenant: 'acme', userId: 'alice' });
+      const commandId = `cmd-${taskId}`;
+      const reg = {
+        taskId, commandId, conversationId: conv, tenant: 'acme', userId: 'alice', origin: 'user', command: 'make test', cwd: '.', env: {},
+        epoch: 1, attempt: 1, foregroundWindowMs: 60000, timeoutMs: 3600000, registeredAt: at,
+      };
+      await js.publish(t.task(taskId), raw('TaskRegistered', 1, reg, 'alice'));
+      await js.publish(t.task(taskId), raw('TaskStarted', 1, { taskId, commandId, attempt: 1, runnerId: 'r1', startedAt: at }));
+      await js.publish(t.task(taskId), raw('TaskStopRequested', 1, { taskId, commandId, attempt: 1, epoch: 1, reason: 'user', requestedBy: 'bob', requestedAt: at }, 'bob'));
+      await js.publish(t.cmd(commandId), raw('CommandExited', 1, { commandId, taskId, attempt: 1, runnerId: 'r1', exitCode: null, signal: 'SIGTERM', endOffset: 3, startedAt: at, finishedAt: at, reason: 'stopped' }));
+      // The conversation's notice of that stop, once as first published (v1) and once as written today (v2).
+      const v1 = raw('task.stopping', 1, { taskId, commandId, reason: 'user' }, 'bob');
+      const v1Seq = (await js.publish(t.conv(conv), v1)).seq;
+      await js.publish(t.conv(conv), raw('task.stopping', 2, { taskId, commandId, attempt: 1, reason: 'user', requestedBy: 'bob' }, 'bob'));
+
+      const mine = await h.call('GET', `/v1/tasks/${taskId}/audit`, alice);
+      expect(mine.status).toBe(200);
+      const entries = mine.json as { source: string; type: string; v: number; actor: string | null; data: Record<string, unknown> }[];
+      expect(entries.map((e) => [e.source, e.type, e.actor])).toEqual([
+        ['task', 'TaskRegistered', 'alice'],
+        ['task', 'TaskStarted', null],
+        ['task', 'TaskStopRequested', 'bob'],
+        ['task', 'CommandExited', null],
+      ]);
+      expect(entries[2]!.data).toMatchObject({ requestedBy: 'bob', reason: 'user' });
+
+      const audit = (await h.call('GET', `/v1/conversations/${conv}/audit`, alice)).json as { type: string; v: number; data: Record<string, unknown> }[];
+      const stops = audit.filter((e) => e.type === 'task.stopping');
+      expect(stops.map((e) => [e.v, e.data])).toEqual([
+        [1, { taskId, commandId, attempt: null, reason: 'user', requestedBy: 'bob' }],
+        [2, { taskId, commandId, attempt: 1, reason: 'user', requestedBy: 'bob' }],
+      ]);
+      // Never rewritten: the stored message is byte for byte what was published.
+      const stored = await h.nats.nats.jsm.streams.getMessage(t.streams.CONV, { seq: v1Seq });
+      expect(Buffer.from(stored!.data).equals(v1)).toBe(true);
+
+      const merged = (await h.call('GET', `/v1/conversations/${conv}/audit?include=tasks`, alice)).json as { source: string; type: string }[];
+      expect(merged.filter((e) => e.source === 'task').map((e) => e.type)).toEqual(['TaskRegistered', 'TaskStarted', 'TaskStopRequested', 'CommandExited']);
+      expect(merged.filter((e) => e.source === 'conversation').length).toBe(audit.length);
+      expectError(await h.call('GET', `/v1/conversations/${conv}/audit?include=everything`, alice), 422, 'validation');
+      expectError(await h.call('GET', `/v1/tasks/${taskId}/audit`, bob), 404, 'not_found');
+      expectError(await h.call('GET', `/v1/tasks/${taskId}/audit`, ['alice', 'evil']), 404, 'not_found');
+    });
+  });
+
   describe('event-stream tickets', () => {
     it('issues a 60 s ticket that opens this conversation’s stream without a header', async () => {
       const conv = await h.conversation(alice);
@@ -268,5 +322,33 @@ describe('gateway rate limits (real NATS + Postgres)', () => {
     expect((await h.call('GET', '/v1/tasks', ['alice', 'evil'])).status).toBe(200);
     // Health checks and the API description are not limited.
     expect((await h.call('GET', '/healthz', null)).status).toBe(200);
+  });
+
+  it('shares one budget per user across gateway replicas (RATE_LIMIT_STORE=postgres, the default)', async () => {
+    const second = await startGateway(h.config, { logger: createLogger('gateway-test', 'silent'), host: '127.0.0.1' });
+    try {
+      const token = await h.token('carol', 'acme');
+      const urls = [h.baseUrl, `http://127.0.0.1:${second.httpPort}`];
+      // Six concurrent requests, three to each replica: the shared burst of 3 lets exactly three through.
+      const codes = await Promise.all(Array.from({ length: 6 }, (_, i) => fetch(`${urls[i % 2]}/v1/tasks`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.status)));
+      expect(codes.filter((c) => c === 200)).toHaveLength(3);
+      expect(codes.filter((c) => c === 429)).toHaveLength(3);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it('keeps a budget per instance with RATE_LIMIT_STORE=memory', async () => {
+    const config = { ...h.config, RATE_LIMIT_STORE: 'memory' as const };
+    const [a, b] = [await startGateway(config, { logger: createLogger('gateway-test', 'silent'), host: '127.0.0.1' }), await startGateway(config, { logger: createLogger('gateway-test', 'silent'), host: '127.0.0.1' })];
+    try {
+      const token = await h.token('dave', 'acme');
+      const codes: number[] = [];
+      for (let i = 0; i < 8; i++) codes.push((await fetch(`http://127.0.0.1:${(i % 2 ? b : a).httpPort}/v1/tasks`, { headers: { authorization: `Bearer ${token}` } })).status);
+      expect(codes).toEqual([200, 200, 200, 200, 200, 200, 429, 429]);
+    } finally {
+      await a.stop();
+      await b.stop();
+    }
   });
 });

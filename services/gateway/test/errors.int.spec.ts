@@ -84,7 +84,7 @@ describe('gateway errors and auth (real NATS + Postgres)', () => {
     expectError(await h.call('GET', '/nope', null), 404, 'not_found');
     expectError(await h.call('GET', '/v1/conversations', alice), 404, 'not_found');
     expectError(await h.call('DELETE', `/v1/conversations/${conv}`, alice), 404, 'not_found');
-    // Stdin waits for runner support (issue 10): not served.
+    // Stdin of a task that does not exist.
     expectError(await h.call('POST', '/v1/tasks/t1/stdin', alice, { attempt: 1, data: 'x' }), 404, 'not_found');
   });
 

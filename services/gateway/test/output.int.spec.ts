@@ -61,6 +61,8 @@ describe('gateway task output (real NATS + Postgres)', () => {
       startedAt: '2026-01-01T00:00:01.000Z',
       finishedAt: '2026-01-01T00:01:00.000Z',
       deadlineAt: '2026-01-01T01:00:00.000Z',
+      // A row written without the coordinator has no receipt; the coordinator always writes one.
+      receipt: null,
     });
     const list = await h.call('GET', `/v1/conversations/${conv}/tasks`, alice);
     expect(list.json.map((t: { taskId: string }) => t.taskId)).toContain('task-shape');

@@ -10,6 +10,11 @@ export const ingestorConfigSchema = z.object({
    * with the range between recorded as dropped (never a silent cut). 0 = keep everything.
    */
   OUTPUT_CAP_BYTES: z.coerce.number().int().nonnegative().default(256 * 1024 * 1024),
+  /**
+   * A running command whose output ends with a prompt-like line (`[y/N]`, `Password:`, …) and then
+   * stays quiet this long is reported to its conversation as `task.awaiting_input`. 0 = off.
+   */
+  PROMPT_QUIET_MS: z.coerce.number().int().nonnegative().default(1500),
 });
 export type IngestorConfig = z.infer<typeof ingestorConfigSchema>;
 

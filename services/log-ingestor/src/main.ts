@@ -1,9 +1,11 @@
 import { loadConfig } from '@handplane/contracts';
-import { createLogger, loadRunnerClientTls } from '@handplane/platform';
+import { createLogger, loadRunnerClientTls, setupTracing } from '@handplane/platform';
 import { startIngestor } from './service';
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  // Before anything traced starts; OTEL_TRACES_EXPORTER / OTEL_EXPORTER_OTLP_ENDPOINT choose the exporter.
+  setupTracing('log-ingestor');
   const logger = createLogger('log-ingestor', config.LOG_LEVEL);
   const running = await startIngestor(config, { logger, runnerTls: loadRunnerClientTls() });
   let stopping = false;

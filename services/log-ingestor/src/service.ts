@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import type { Clock } from '@handplane/kernel';
 import { topology, type Config } from '@handplane/contracts';
 import {
+  bindTelemetry,
   connectNats,
   createLogger,
   createPool,
@@ -23,6 +24,8 @@ import type { IngestorDeps, IngestorFaults, IngestorSettings } from './app/deps'
 import { IngestStats, type IngestStatsSnapshot } from './app/ingest-stats';
 import { Ingestor } from './app/ingestor';
 import { onTaskMessage } from './app/task-feed';
+import { TraceLinks } from './app/trace-links';
+import { ingestorMetrics } from './ingestor-metrics';
 import { loadIngestorConfig, type IngestorConfig } from './ingestor-config';
 import { serveDeliveryRpc } from './nats/delivery.rpc';
 
@@ -39,6 +42,8 @@ export interface IngestorOverrides {
   readonly maxTextBytes?: number;
   readonly maxRowBytes?: number;
   readonly queueHighWaterBytes?: number;
+  /** Replaces PROMPT_QUIET_MS. */
+  readonly promptQuietMs?: number;
   /** Replaces OUTPUT_CAP_BYTES. */
   readonly outputCapBytes?: number;
   /** Where the ingestor-only settings (OUTPUT_CAP_BYTES) are read; default process.env. */
@@ -78,6 +83,7 @@ function settingsFrom(config: Config, own: IngestorConfig, o: IngestorOverrides,
     queueHighWaterBytes: o.queueHighWaterBytes ?? 1024 * 1024,
     outputCapBytes: o.outputCapBytes ?? own.OUTPUT_CAP_BYTES,
     maxTextBytes: o.maxTextBytes ?? 32 * 1024,
+    promptQuietMs: o.promptQuietMs ?? own.PROMPT_QUIET_MS,
     runnerLostAfterMs: config.RUNNER_LOST_AFTER_MS,
     faults: o.faults,
   };
@@ -105,11 +111,15 @@ export async function startIngestor(config: Config, overrides: IngestorOverrides
     await migrate(config.DATABASE_URL);
     const pool = createPool(config.DATABASE_URL, 10, (e) => logger.warn({ err: e }, 'idle Postgres client error'));
     cleanup.push(() => pool.end());
-    const clients = new RunnerClients(overrides.runnerTls);
+    const stats = new IngestStats();
+    // Read at scrape time only, once the HTTP app (started last) serves /metrics.
+    const metrics = ingestorMetrics(pool, stats, () => ingestor.activeCommands().length);
+    bindTelemetry(nats, metrics);
+    const clients = new RunnerClients(overrides.runnerTls, metrics, { onReplaced: (address, notReadyForMs) => logger.warn({ address, notReadyForMs }, 'runner channel stalled: replaced by a new connection') });
     cleanup.push(async () => clients.close());
     const registry = await RunnerRegistry.open(nats, t.runnersBucket, config.STREAM_REPLICAS);
-    const stats = new IngestStats();
-    const deps: IngestorDeps = { pool, nats, store: new EventStore(nats), topology: t, registry, clients, clock: overrides.clock ?? systemClock, logger, settings, stats };
+    const traces = new TraceLinks();
+    const deps: IngestorDeps = { pool, nats, store: new EventStore(nats), topology: t, registry, clients, clock: overrides.clock ?? systemClock, logger, settings, stats, traces };
 
     const ingestor = new Ingestor(deps);
     const consumer = await runDurableConsumer(nats, {
@@ -127,7 +137,7 @@ export async function startIngestor(config: Config, overrides: IngestorOverrides
     cleanup.push(async () => rpc.unsubscribe());
     ingestor.start();
     cleanup.push(() => ingestor.stop());
-    const app = await startHttpApp(AppModule.register({ checks: () => [natsCheck(nats), postgresCheck(pool)] }), config.INGESTOR_PORT, logger);
+    const app = await startHttpApp(AppModule.register({ checks: () => [natsCheck(nats), postgresCheck(pool)] }), config.INGESTOR_PORT, logger, undefined, { metrics });
     cleanup.push(() => app.close());
     logger.info({ instanceId, outputCapBytes: settings.outputCapBytes }, 'log-ingestor started');
     return { httpPort: listeningPort(app), instanceId, activeCommands: () => ingestor.activeCommands(), stats: () => stats.snapshot(), stop: close };

@@ -64,5 +64,5 @@ describe('log-ingestor with big and hostile output', () => {
     // The queue (its high water + the record that crossed it), the batch being filled and the batch
     // being committed (each at most its flush size + the record that filled it): nothing grows with the output.
     expect(stats.maxBufferedBytes).toBeLessThanOrEqual(settings.queueHighWaterBytes + 2 * settings.flushBytes + 3 * recordBytes);
-  });
+  }, 600_000); // 200 MB through both stores: minutes on a loaded 2-core machine
 });

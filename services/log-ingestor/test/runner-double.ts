@@ -143,6 +143,8 @@ export class RunnerDouble {
       signal: unimplemented,
       status: unimplemented,
       list: unimplemented,
+      writeStdin: unimplemented,
+      probe: unimplemented,
       readLog: (call) => void this.readLog(call),
       ack: (call, cb) => {
         const { commandId, offset } = call.request;

@@ -1,7 +1,10 @@
 import { loadConfig } from '@handplane/contracts';
+import { setupTracing } from '@handplane/platform';
 import { startRunner } from './service';
 
 async function main(): Promise<void> {
+  // Before anything traced starts; OTEL_TRACES_EXPORTER / OTEL_EXPORTER_OTLP_ENDPOINT choose the exporter.
+  setupTracing('sandbox-runner');
   const runner = await startRunner(loadConfig());
   let stopping = false;
   const stop = (signal: string) => {

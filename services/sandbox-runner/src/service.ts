@@ -5,7 +5,8 @@ import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { topology, type Config } from '@handplane/contracts';
 import type { Clock } from '@handplane/kernel';
-import { connectNats, createLogger, listeningPort, natsCheck, RunnerRegistry, startHttpApp, type Logger, type ReadinessCheck } from '@handplane/platform';
+import { bindTelemetry, connectNats, createLogger, listeningPort, natsCheck, RunnerRegistry, startHttpApp, type Logger, type ReadinessCheck } from '@handplane/platform';
+import { runnerMetrics } from './runner-metrics';
 import { AppModule } from './app.module';
 import { startHeartbeat } from './app/heartbeat';
 import { Runner } from './app/runner';
@@ -119,11 +120,14 @@ export async function startRunner(config: Config, overrides: RunnerOverrides = {
     // Runs before the server closes (cleanup unwinds in reverse): in 'stop' mode readers get their exit records.
     cleanup.push(() => runner.shutdown(Math.min(config.STOP_GRACE_MS, 5000), own.RUNNER_ON_SHUTDOWN));
     const identity: RunnerIdentity = { runnerId: runnerIdFor(config.RUNNER_ID, grpcPort), bootId };
-    serveRunner(server, runnerGrpcService(runner, identity, logger.child({ runnerId: identity.runnerId })));
+    const telemetry = runnerMetrics();
+    telemetry.watch(runner, own.RUNNER_CAPACITY);
+    serveRunner(server, runnerGrpcService(runner, identity, logger.child({ runnerId: identity.runnerId })), telemetry.metrics);
     const address = advertised(own.RUNNER_ADVERTISE_ADDRESS, config.RUNNER_HOST, grpcPort);
 
     const nats = await connectNats(config.NATS_URL, `sandbox-runner-${identity.runnerId}`);
     cleanup.push(() => nats.nc.drain());
+    bindTelemetry(nats, telemetry.metrics);
     const registry = await RunnerRegistry.open(nats, topology(config.NATS_PREFIX).runnersBucket, config.STREAM_REPLICAS);
     const v = version();
     const record = () => ({ runnerId: identity.runnerId, address, capacity: own.RUNNER_CAPACITY, running: runner.running, version: v, bootId, heartbeatAt: clock.now().toISOString() });
@@ -144,7 +148,7 @@ export async function startRunner(config: Config, overrides: RunnerOverrides = {
     });
 
     const grpcCheck: ReadinessCheck = { name: 'grpc', check: async () => assertBound(bound) };
-    const app = await startHttpApp(AppModule.register(() => [natsCheck(nats), grpcCheck]), config.RUNNER_HTTP_PORT, logger);
+    const app = await startHttpApp(AppModule.register(() => [natsCheck(nats), grpcCheck]), config.RUNNER_HTTP_PORT, logger, undefined, { metrics: telemetry.metrics });
     cleanup.push(() => app.close());
     logger.info({ runnerId: identity.runnerId, address, grpcPort, bootId }, 'sandbox runner started');
     const containment = { sandbox: sandbox.kind, cgroups: sandbox.cgroups.description, enforces: sandbox.cgroups.enforces };

@@ -1,9 +1,11 @@
 import { loadConfig } from '@handplane/contracts';
-import { createLogger, loadRunnerClientTls } from '@handplane/platform';
+import { createLogger, loadRunnerClientTls, setupTracing } from '@handplane/platform';
 import { startCoordinator } from './service';
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  // Before anything traced starts; OTEL_TRACES_EXPORTER / OTEL_EXPORTER_OTLP_ENDPOINT choose the exporter.
+  setupTracing('task-coordinator');
   const logger = createLogger('task-coordinator', config.LOG_LEVEL);
   const coordinator = await startCoordinator(config, { logger, runnerTls: loadRunnerClientTls() });
   let stopping = false;

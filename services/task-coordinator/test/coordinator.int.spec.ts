@@ -128,7 +128,9 @@ describe('task coordinator (real NATS and Postgres, gRPC runner double)', () => 
     const types = noticesOf(conv, good.taskId).map((e) => e.type).filter((t) => t !== 'task.backgrounded');
     expect(types).toEqual(['task.started', 'task.finished', 'task.result', 'task.internal_event']);
     const byType = (t: string) => noticesOf(conv, good.taskId).find((e) => e.type === t)!.data;
-    expect(byType('task.finished')).toEqual({ taskId: good.taskId, commandId: good.commandId, status: 'succeeded', exitCode: 0, signal: null });
+    // Every terminal task carries its receipt (issue 10.4).
+    const receipt = expect.objectContaining({ outcome: 'exited', exitCode: 0, summary: 'exited with code 0' });
+    expect(byType('task.finished')).toEqual({ taskId: good.taskId, commandId: good.commandId, status: 'succeeded', exitCode: 0, signal: null, receipt });
     expect(byType('task.result')).toEqual({ taskId: good.taskId, commandId: good.commandId, resultState: 'readable', outputBytes: 11 });
     expect(byType('task.internal_event')).toEqual({
       taskId: good.taskId,
@@ -142,6 +144,7 @@ describe('task coordinator (real NATS and Postgres, gRPC runner double)', () => 
       signal: null,
       resultState: 'readable',
       outputBytes: 11,
+      receipt,
     });
     expect(noticesOf(conv, bad.taskId).find((e) => e.type === 'task.internal_event')!.data).toMatchObject({ status: 'failed', exitCode: 2, userId: 'bob', origin: 'user' });
 

@@ -2,7 +2,7 @@ import { Server, ServerCredentials, status, type ServiceError } from '@grpc/grpc
 import type { Topology } from '@handplane/contracts';
 import type { Clock } from '@handplane/kernel';
 import { RunnerRegistry, type Nats } from '@handplane/platform';
-import { CommandState, CommandStatus, ExecResponse, ListResponse, RunnerService, SignalOutcome, SignalResponse, type ExecRequest, type RunnerServer, type SignalRequest } from '@handplane/proto';
+import { CommandState, CommandStatus, ExecResponse, ListResponse, RunnerService, SignalOutcome, SignalResponse, type ExecRequest, type ProbeRequest, type RunnerServer, type SignalRequest, type WriteStdinRequest } from '@handplane/proto';
 
 const fail = (code: status, details: string): Partial<ServiceError> => ({ code, details, message: details });
 
@@ -14,12 +14,20 @@ const fail = (code: status, details: string): Partial<ServiceError> => ({ code, 
 export class RunnerDouble {
   readonly execs: ExecRequest[] = [];
   readonly signals: SignalRequest[] = [];
+  /** Every WriteStdin that reached the double (fenced ones included), and the bytes accepted per command. */
+  readonly stdinWrites: WriteStdinRequest[] = [];
+  readonly stdin = new Map<string, { bytes: Buffer; closed: boolean }>();
   readonly refuse = new Set<string>();
   /** Commands that ended (as the runner reports them in Status/List). */
   readonly exited = new Map<string, { exitCode?: number; signal: string; reason: string; endOffset: number }>();
   /** Generations the double pretends to run instead of the one it was given (a fence test). */
   readonly reportAs = new Map<string, { epoch: number; attempt: number }>();
+  /** While set, Signal calls are recorded at once and answered only when this settles (a slow runner). */
+  holdSignals: Promise<void> | null = null;
   private readonly started = new Map<string, ExecRequest>();
+  /** Probe requests received, and the answers to give (`port:<n>` / `path:<p>` → answer). */
+  readonly probes: ProbeRequest[] = [];
+  readonly probeAnswers = new Map<string, { satisfied: boolean; detail: string }>();
 
   /** `127.0.0.1:<port>`, once listening. */
   address = '';
@@ -42,6 +50,29 @@ export class RunnerDouble {
         cb(null, double.statusOf(req));
       },
       signal: (call, cb) => double.signal(call.request, cb),
+      writeStdin: (call, cb) => {
+        const req = call.request;
+        double.stdinWrites.push(req);
+        const known = double.started.get(req.commandId);
+        if (!known) return cb(fail(status.NOT_FOUND, 'unknown command'));
+        const g = double.reportAs.get(req.commandId) ?? known.generation;
+        if (g?.epoch !== req.generation?.epoch || g?.attempt !== req.generation?.attempt) return cb(fail(status.FAILED_PRECONDITION, 'stale generation; nothing was written'));
+        const s = double.stdin.get(req.commandId) ?? { bytes: Buffer.alloc(0), closed: false };
+        if (s.closed && req.data.length > 0) return cb(fail(status.FAILED_PRECONDITION, 'stdin is closed: closed on request'));
+        s.bytes = Buffer.concat([s.bytes, Buffer.from(req.data)]);
+        s.closed ||= req.close;
+        double.stdin.set(req.commandId, s);
+        cb(null, { written: req.data.length, closed: s.closed, totalWritten: s.bytes.length });
+      },
+      // Condition waits' probes: answered from `probeAnswers` (not satisfied until a test says so).
+      probe: (call, cb) => {
+        const req = call.request;
+        double.probes.push(req);
+        if (!double.started.has(req.commandId)) return cb(fail(status.NOT_FOUND, 'unknown command'));
+        if (req.what?.$case === 'path' && req.what.value.includes('..')) return cb(fail(status.INVALID_ARGUMENT, 'path leads out of the workspace'));
+        const key = req.what?.$case === 'port' ? `port:${req.what.value}` : `path:${req.what?.value}`;
+        cb(null, double.probeAnswers.get(key) ?? { satisfied: false, detail: `${key} not yet` });
+      },
       readLog: (call) => call.destroy(fail(status.UNIMPLEMENTED, 'not in the double') as Error),
       ack: (_c, cb) => cb(fail(status.UNIMPLEMENTED, 'not in the double')),
       list: (_c, cb) => cb(null, ListResponse.fromPartial({ runnerId: double.runnerId, bootId: 'boot-1', commands: [...double.started.values()].map((r) => double.statusOf(r)) })),
@@ -107,6 +138,12 @@ export class RunnerDouble {
   /** Fenced like the real runner: a stale generation is FAILED_PRECONDITION, an exited command `already_exited`. */
   private signal(req: SignalRequest, cb: (e: Partial<ServiceError> | null, r?: SignalResponse) => void): void {
     this.signals.push(req);
+    const gate = this.holdSignals;
+    if (gate) void gate.then(() => this.answerSignal(req, cb));
+    else this.answerSignal(req, cb);
+  }
+
+  private answerSignal(req: SignalRequest, cb: (e: Partial<ServiceError> | null, r?: SignalResponse) => void): void {
     const known = this.started.get(req.commandId);
     if (!known) return cb(fail(status.NOT_FOUND, 'unknown command'));
     const g = this.reportAs.get(req.commandId) ?? known.generation;

@@ -65,7 +65,7 @@ describe('stop, stop-all and deadlines (real NATS and Postgres, gRPC runner doub
       return convOfType(ev, 'task.internal_event').length === 1 ? ev : undefined;
     }, 10_000, 'internal event');
     expect(conv.filter((e) => e.type.startsWith('task.')).map((e) => e.type)).toEqual(['task.started', 'task.stopping', 'task.finished', 'task.result', 'task.internal_event']);
-    expect(convOfType(conv, 'task.stopping')[0]!.data).toEqual({ taskId: r.taskId, commandId: r.commandId, reason: 'user' });
+    expect(convOfType(conv, 'task.stopping')[0]!.data).toEqual({ taskId: r.taskId, commandId: r.commandId, attempt: 1, reason: 'user', requestedBy: 'alice' });
     expect(await h.stopTask({ taskId: r.taskId })).toEqual({ ok: true, status: 'cancelled', attempt: 1 });
   });
 

@@ -1,4 +1,5 @@
 import type { Message } from '@handplane/kernel';
+import type { TaskReceipt } from '../task/task.events';
 
 /**
  * Conversation events live on `conv.<conversationId>` in the CONV stream. Their `type`s are the
@@ -53,10 +54,11 @@ export type QuestionAnswered = Message<'question.answered', { questionId: string
 export type CommandOutput = Message<'command.output', { taskId: string; commandId: string; offset: number; text: string; bytes: number }>;
 export type TaskStartedNotice = Message<'task.started', { taskId: string; commandId: string; attempt: number; runnerId: string; userId: string; command: string }>;
 export type TaskBackgroundedNotice = Message<'task.backgrounded', { taskId: string; commandId: string }>;
-export type TaskStoppingNotice = Message<'task.stopping', { taskId: string; commandId: string; reason: string }>;
+/** v2 (v1 had no `attempt` and `requestedBy`: the upcaster fills them in from the metadata). */
+export type TaskStoppingNotice = Message<'task.stopping', { taskId: string; commandId: string; attempt: number | null; reason: string; requestedBy: string }>;
 export type TaskFinishedNotice = Message<
   'task.finished',
-  { taskId: string; commandId: string; status: string; exitCode: number | null; signal: string | null }
+  { taskId: string; commandId: string; status: string; exitCode: number | null; signal: string | null; receipt?: TaskReceipt }
 >;
 export type TaskResultNotice = Message<'task.result', { taskId: string; commandId: string; resultState: string; outputBytes: number }>;
 
@@ -78,6 +80,8 @@ export type InternalTaskEvent = Message<
     signal: string | null;
     resultState: string;
     outputBytes: number;
+    /** How exactly the task ended (issue 10.4); absent on events recorded before receipts existed. */
+    receipt?: TaskReceipt;
   }
 >;
 
@@ -89,6 +93,46 @@ export type InternalTaskEvent = Message<
 export type EpochEnded = Message<
   'epoch.ended',
   { epoch: number; nextEpoch: number; stoppedTaskIds: string[]; stoppedTasks: { taskId: string; attempt: number }[]; by: string }
+>;
+
+/**
+ * Input was written to a running task's stdin (`write-stdin`, by a person or the agent). The audit
+ * keeps who, how many bytes and their SHA-256, never the bytes: an answer to `Password:` is a secret.
+ */
+export type TaskStdinWritten = Message<
+  'task.stdin',
+  { taskId: string; commandId: string; attempt: number; by: string; via: 'user' | 'agent'; bytes: number; sha256: string; closed: boolean }
+>;
+/**
+ * A running task's output ends with a prompt-like line (`[y/N]`, `Password:`, …) and nothing more
+ * came for a while: it probably waits for input. Once per prompt (`offset` = where its output ended).
+ */
+export type TaskAwaitingInput = Message<'task.awaiting_input', { taskId: string; commandId: string; attempt: number; offset: number; prompt: string }>;
+
+/** What a condition wait waits for (issue 10.1). */
+export type WaitUntil = 'exit' | { outputMatches: string } | { portOpen: number } | { fileExists: string };
+
+/**
+ * A condition wait on a running task resolved (issue 10.1), checked by the control plane: a line of
+ * its output matched (`matched`, with the line and the offset its line starts at), or the wait's
+ * timeout passed first (`timed_out`). Exactly one per condition; it wakes the agent like a
+ * completion does, as the user who started the task, and the task keeps running.
+ */
+export type TaskConditionMet = Message<
+  'task.condition_met',
+  {
+    conditionId: string;
+    taskId: string;
+    commandId: string;
+    attempt: number;
+    userId: string;
+    runId: string;
+    until: WaitUntil;
+    outcome: 'matched' | 'timed_out';
+    line?: string;
+    offset?: number;
+    detail: string;
+  }
 >;
 
 export type ConversationEvent =
@@ -115,6 +159,9 @@ export type ConversationEvent =
   | TaskFinishedNotice
   | TaskResultNotice
   | InternalTaskEvent
-  | EpochEnded;
+  | EpochEnded
+  | TaskConditionMet
+  | TaskStdinWritten
+  | TaskAwaitingInput;
 
 export type ConversationEventType = ConversationEvent['type'];

@@ -32,7 +32,7 @@ export type FailStart = Message<'FailStart', { reason: string; attempt: number; 
 export type BackgroundTask = Message<'BackgroundTask', Record<string, never>>;
 
 /** Asks for the task to be stopped. `attempt`, when given, fences the request to that attempt. */
-export type RequestStop = Message<'RequestStop', { reason: StopReason; attempt?: number; requestedBy: string }>;
+export type RequestStop = Message<'RequestStop', { reason: StopReason; attempt?: number; requestedBy: string; detail?: string }>;
 
 /** The runner answered the stop signal of `attempt` (see TaskStopSignalled). */
 export type RecordStopSignal = Message<'RecordStopSignal', { attempt: number; runnerId: string; outcome: TaskStopSignalled['data']['outcome'] }>;

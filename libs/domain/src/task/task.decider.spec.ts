@@ -61,13 +61,21 @@ const retriedEvent = (reason = 'runner lost', at = T3): TaskEvent => ({
 });
 const startFailedFinish = finished({ status: 'failed', exitCode: null, signal: null, resultState: 'unavailable', outputBytes: 0 }, T1);
 
+const withoutReceipt = (e: TaskEvent): TaskEvent => {
+  if (e.type !== 'TaskFinished') return e;
+  const { receipt: _r, ...data } = e.data;
+  void _r;
+  return { ...e, data };
+};
+
 /** given(history).when(command): the events decided, or the error thrown. */
 function given(...history: TaskEvent[]) {
   const state: TaskState = fold(taskDecider, history);
   return {
     state,
     when: (command: TaskCommand) => ({
-      then: (...expected: TaskEvent[]) => expect(taskDecider.decide(command, state)).toEqual(expected),
+      // Receipts are specified in task.receipt.spec.ts; here only the events' other fields are compared.
+      then: (...expected: TaskEvent[]) => expect(taskDecider.decide(command, state).map(withoutReceipt)).toEqual(expected),
       thenThrows: (error: new (...a: never[]) => Error, message?: RegExp) => {
         expect(() => taskDecider.decide(command, state)).toThrow(error);
         if (message) expect(() => taskDecider.decide(command, state)).toThrow(message);

@@ -1,6 +1,7 @@
 import { assertNever, Conflict, IllegalState, NotFound, type Decider, type Metadata } from '@handplane/kernel';
 import type { AbandonStart, BackgroundTask, FailStart, FinishTask, RecordStopSignal, RegisterTask, RequestStop, RetryPolicy, StartTask, TaskCommand } from './task.commands';
-import type { StopReason, TaskEvent, TaskFinished, TaskRegistered, TaskRetried, TerminalTaskStatus } from './task.events';
+import type { ReceiptStop, StopReason, TaskEvent, TaskFinished, TaskRegistered, TaskRetried, TerminalTaskStatus } from './task.events';
+import { receiptFor } from './task.receipt';
 import { finishedStatus, stoppedStatus } from './task.status';
 
 /** What a task was registered with (everything but the environment, which only the runner needs). `commandId` and `attempt` follow retries. */
@@ -11,6 +12,8 @@ export interface StopRequest {
   readonly reason: StopReason;
   readonly requestedBy: string;
   readonly requestedAt: string;
+  /** Why, in words, when a policy asked (budgets). */
+  readonly detail?: string;
   /** When the runner acknowledged the signal (TaskStopSignalled); null while a signal is still owed. */
   readonly signalledAt: string | null;
 }
@@ -67,11 +70,39 @@ function live(s: TaskState, attempt: number | undefined): Live | Extract<TaskSta
   return s;
 }
 
-function finished(s: Registered, status: TerminalTaskStatus, r: Omit<FinishTask['data'], 'attempt'>, m: Metadata): TaskFinished {
-  const { taskId, commandId, attempt } = s.task;
+/** The stop in force, as the receipt names it. */
+/** What finishing reads of the state: the registered facts and the stop in force, if any. */
+type Finishing = Registered & { readonly status: string; readonly stop?: StopRequest };
+
+function stopOf(s: Finishing): ReceiptStop | null {
+  if (s.status !== 'stopping' || !s.stop) return null;
+  const { reason, requestedBy: by, requestedAt: at, detail } = s.stop;
+  return { reason, by, at, ...(detail ? { detail } : {}) };
+}
+
+function finished(s: Finishing, status: TerminalTaskStatus, r: Omit<FinishTask['data'], 'attempt'>, m: Metadata): TaskFinished {
+  const { taskId, commandId, attempt, epoch } = s.task;
+  const receipt = receiptFor({
+    status,
+    exitCode: r.exitCode,
+    signal: r.signal,
+    exitReason: r.exitReason ?? null,
+    ran: s.runnerId !== null,
+    stop: stopOf(s),
+    evidence: {
+      runnerId: s.runnerId,
+      epoch,
+      attempt,
+      startedAt: s.startedAt,
+      finishedAt: m.at,
+      outputBytes: r.outputBytes,
+      resultState: r.resultState,
+      ...(s.startFailure !== null ? { startFailure: s.startFailure } : {}),
+    },
+  });
   return {
     type: 'TaskFinished',
-    data: { taskId, commandId, attempt, status, exitCode: r.exitCode, signal: r.signal, resultState: r.resultState, outputBytes: r.outputBytes, finishedAt: m.at },
+    data: { taskId, commandId, attempt, status, exitCode: r.exitCode, signal: r.signal, resultState: r.resultState, outputBytes: r.outputBytes, finishedAt: m.at, receipt },
     metadata: meta(m),
   };
 }
@@ -120,10 +151,11 @@ function failStart(c: FailStart, state: TaskState): TaskEvent[] {
   // A start failure recorded without what follows it (the second append was lost) only needs the rest;
   // the same policy decides the same way.
   const reason = s.startFailure ?? c.data.reason;
+  const failedState: Finishing = { ...s, startFailure: reason };
   const next =
     s.status === 'stopping'
-      ? finished(s, stoppedStatus(s.stop.reason), NOTHING_RAN, c.metadata)
-      : (retried(s, c.data.retry, `start failed: ${reason}`, c.metadata) ?? finished(s, 'failed', NOTHING_RAN, c.metadata));
+      ? finished(failedState, stoppedStatus(s.stop.reason), NOTHING_RAN, c.metadata)
+      : (retried(s, c.data.retry, `start failed: ${reason}`, c.metadata) ?? finished(failedState, 'failed', NOTHING_RAN, c.metadata));
   if (s.startFailure !== null) return [next];
   const { taskId, commandId, attempt } = s.task;
   return [{ type: 'TaskStartFailed', data: { taskId, commandId, attempt, reason, failedAt: c.metadata.at }, metadata: meta(c.metadata) }, next];
@@ -146,7 +178,7 @@ function requestStop(c: RequestStop, state: TaskState): TaskEvent[] {
   return [
     {
       type: 'TaskStopRequested',
-      data: { taskId, commandId, attempt, epoch, reason: c.data.reason, requestedBy: c.data.requestedBy, requestedAt: c.metadata.at },
+      data: { taskId, commandId, attempt, epoch, reason: c.data.reason, requestedBy: c.data.requestedBy, requestedAt: c.metadata.at, ...(c.data.detail ? { detail: c.data.detail } : {}) },
       metadata: meta(c.metadata),
     },
   ];
@@ -226,7 +258,8 @@ function evolve(state: TaskState, event: TaskEvent): TaskState {
       return { ...state, background: true };
     case 'TaskStopRequested': {
       if (state.status !== 'starting' && state.status !== 'running') return state;
-      const stop: StopRequest = { reason: event.data.reason, requestedBy: event.data.requestedBy, requestedAt: event.data.requestedAt, signalledAt: null };
+      const { reason, requestedBy, requestedAt, detail } = event.data;
+      const stop: StopRequest = { reason, requestedBy, requestedAt, ...(detail ? { detail } : {}), signalledAt: null };
       return { ...state, status: 'stopping', stop };
     }
     case 'TaskStopSignalled':

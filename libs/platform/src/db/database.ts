@@ -6,9 +6,13 @@ import { TaskCoordinatorWindows1764450000210 } from './migrations/0002-task-coor
 import { TaskCoordinatorStops1764450000230 } from './migrations/0003-task-coordinator-stops';
 import { LogIngestorCap1764450000400 } from './migrations/0004-log-ingestor-cap';
 import { GatewayPrompts1764450000500 } from './migrations/0005-gateway-prompts';
+import { TaskReceiptsBudgets1764450000600 } from './migrations/0006-task-receipts-budgets';
+import { Projections1764450000700 } from './migrations/0007-projections';
+import { TaskWaitConditions1764450000800 } from './migrations/0008-task-wait-conditions';
+import { GatewayRateLimits1764450000900 } from './migrations/0009-gateway-rate-limits';
 
 /** Every migration, in order. Never `synchronize`. */
-export const MIGRATIONS = [Initial1764450000001, TaskCoordinatorWindows1764450000210, TaskCoordinatorStops1764450000230, LogIngestorCap1764450000400, GatewayPrompts1764450000500];
+export const MIGRATIONS = [Initial1764450000001, TaskCoordinatorWindows1764450000210, TaskCoordinatorStops1764450000230, LogIngestorCap1764450000400, GatewayPrompts1764450000500, TaskReceiptsBudgets1764450000600, Projections1764450000700, TaskWaitConditions1764450000800, GatewayRateLimits1764450000900];
 
 /** Creates the database named in `url` when it does not exist. */
 export async function ensureDatabase(url: string): Promise<void> {
@@ -47,10 +51,22 @@ export async function migrate(url: string): Promise<string[]> {
   }
 }
 
-/** A pool whose idle-client errors are logged instead of crashing the process. */
-export function createPool(url: string, max = 10, onError: (e: Error) => void = () => undefined): Pool {
-  const pool = new Pool({ connectionString: url, max, idleTimeoutMillis: 30_000 });
+/** How long `createPool`'s callers wait for a free client (or a new connection) before an error. */
+export const POOL_WAIT_MS = 15_000;
+
+/**
+ * A pool whose client errors are logged instead of crashing the process. pg-pool listens for errors
+ * only on idle clients: a checked-out client that sits between queries (a session advisory lock held
+ * by a projector leader, a lock held across gRPC calls) emits 'error' with no listener when Postgres
+ * restarts, and Node kills the process. So every client gets its own listener for its whole life; a
+ * broken client fails its next query and is dropped by the pool when released.
+ */
+export function createPool(url: string, max = 10, onError: (e: Error) => void = () => undefined, connectionTimeoutMs = POOL_WAIT_MS): Pool {
+  // Bounded: a caller that cannot get a client (all of them held) fails after `connectionTimeoutMs`
+  // and is retried by its consumer or sweep, instead of waiting forever behind a stuck holder.
+  const pool = new Pool({ connectionString: url, max, idleTimeoutMillis: 30_000, connectionTimeoutMillis: connectionTimeoutMs });
   pool.on('error', onError);
+  pool.on('connect', (client) => client.on('error', onError));
   return pool;
 }
 

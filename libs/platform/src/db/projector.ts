@@ -2,6 +2,7 @@ import { DeliverPolicy, type ConsumerMessages, type JsMsg } from '@nats-io/jetst
 import type { Pool, PoolClient } from 'pg';
 import type { Logger } from '../logger';
 import type { Nats } from '../nats/connect';
+import { LIVE_CONSUME } from '../nats/durable-consumer';
 
 /**
  * A read model built from one stream. `apply` runs inside the transaction that also stores the
@@ -12,8 +13,30 @@ export interface Projection {
   readonly stream: string;
   /** One subject filter, or the whole stream. */
   readonly filterSubject?: string;
+  /**
+   * The tables this projection alone writes (its read model). `handplane projections rebuild` builds
+   * copies of them in a shadow schema and swaps them in; a projection without tables cannot be rebuilt.
+   */
+  readonly tables?: readonly string[];
+  /** Columns not derived from the events (e.g. `updated_at = now()`), left out when comparing a rebuild. */
+  readonly volatileColumns?: Readonly<Record<string, readonly string[]>>;
   /** Applies one message; throw MalformedEvent (or return) to skip a message that cannot be read. */
-  apply(c: PoolClient, msg: { seq: number; subject: string; data: Uint8Array; time: Date }): Promise<void>;
+  apply(c: PoolClient, msg: ProjectedMessage): Promise<void>;
+}
+
+/** One stream message as a projection sees it. */
+export interface ProjectedMessage {
+  readonly seq: number;
+  readonly subject: string;
+  readonly data: Uint8Array;
+  readonly time: Date;
+  /** A NATS header of the message (LOGS carries offsets and exit records in headers). */
+  readonly header?: (name: string) => string | undefined;
+}
+
+/** The message a projection applies, from a JetStream message. */
+export function projectedMessage(m: JsMsg): ProjectedMessage {
+  return { seq: m.seq, subject: m.subject, data: m.data, time: new Date(Math.floor(m.info.timestampNanos / 1e6)), header: (name) => m.headers?.get(name) || undefined };
 }
 
 export interface RunningProjector {
@@ -63,7 +86,7 @@ export function runProjector(nats: Nats, pool: Pool, p: Projection, logger: Logg
         if (m.seq <= last) continue;
         try {
           await c.query('SAVEPOINT one');
-          await p.apply(c, { seq: m.seq, subject: m.subject, data: m.data, time: new Date(Math.floor(m.info.timestampNanos / 1e6)) });
+          await p.apply(c, projectedMessage(m));
           await c.query('RELEASE SAVEPOINT one');
         } catch (e) {
           // A message that cannot be applied is skipped (and logged), never allowed to block the read model.
@@ -93,7 +116,7 @@ export function runProjector(nats: Nats, pool: Pool, p: Projection, logger: Logg
       deliver_policy: DeliverPolicy.StartSequence,
       opt_start_seq: start,
     });
-    iter = await consumer.consume({ max_messages: 500 });
+    iter = await consumer.consume({ ...LIVE_CONSUME, max_messages: 500 });
     let batch: JsMsg[] = [];
     for await (const m of iter) {
       batch.push(m);
@@ -109,6 +132,9 @@ export function runProjector(nats: Nats, pool: Pool, p: Projection, logger: Logg
     while (!stopped) {
       try {
         lockClient = await pool.connect();
+        // The session lock lives on this connection: when it breaks (a Postgres restart) the lock is
+        // gone and another replica may lead, so stop leading and compete for the lock again.
+        lockClient.once('error', () => void iter?.close().catch(() => undefined));
         const got = await lockClient.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS ok', [lockKey(p.name)]);
         if (!got.rows[0]!.ok) {
           lockClient.release();

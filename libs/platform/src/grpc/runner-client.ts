@@ -1,6 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { credentials, Metadata, type CallOptions, type ChannelCredentials, type ServiceError } from '@grpc/grpc-js';
+import { performance } from 'node:perf_hooks';
+import { connectivityState as ConnectivityState, credentials, InterceptingCall, Metadata, status as GrpcStatus, type CallOptions, type ChannelCredentials, type Interceptor, type ServiceError } from '@grpc/grpc-js';
 import { RunnerClient } from '@handplane/proto';
+import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { traceMetadata } from '../telemetry/propagation';
+import type { ServiceMetrics } from '../telemetry/metrics';
+import { SERVICE_ATTR, tracerFor } from '../telemetry/tracing';
 
 /** Keepalive makes a dead peer visible; without it a broken connection raises nothing. */
 export const GRPC_KEEPALIVE = {
@@ -9,6 +14,10 @@ export const GRPC_KEEPALIVE = {
   'grpc.keepalive_permit_without_calls': 1,
   'grpc.http2.max_pings_without_data': 0,
   'grpc.max_receive_message_length': 8 * 1024 * 1024,
+  // grpc-js backs reconnects off up to 120 s: after a 15 s network cut a runner stayed unreachable
+  // for minutes after the heal (chaos suite). 5 s at most keeps a healed runner's recovery short.
+  'grpc.initial_reconnect_backoff_ms': 500,
+  'grpc.max_reconnect_backoff_ms': 5_000,
 } as const;
 
 /** Deadline for a unary call (every call has one: calls without a deadline can queue forever). */
@@ -29,22 +38,77 @@ export function clientCredentials(address: string, tls?: { ca: Buffer; cert: Buf
   return credentials.createInsecure();
 }
 
-/** Caches one client per runner address. */
+/**
+ * How long a runner's channel may go without being READY, while calls want it, before it is
+ * replaced by a new one. grpc-js has no connect timeout: a TCP connect whose SYN went into a void
+ * (a host cut off from the network, a connect that left through the default route with a source
+ * address the runner cannot answer) keeps the channel CONNECTING until the kernel gives up
+ * (`tcp_syn_retries` 6: about 127 s), and an HTTP/2 handshake that never answers keeps it there
+ * forever. Every call meanwhile waits for a pick until its deadline, or fails at once in the
+ * sticky TRANSIENT_FAILURE of pick_first, long after the runner is reachable again.
+ */
+export const RUNNER_CONNECT_TIMEOUT_MS = 10_000;
+
+export interface RunnerClientsOptions {
+  /** See RUNNER_CONNECT_TIMEOUT_MS. */
+  readonly connectTimeoutMs?: number;
+  /** Told when a stalled channel was replaced (for a log line). */
+  readonly onReplaced?: (address: string, notReadyForMs: number) => void;
+}
+
+interface Cached {
+  readonly client: RunnerClient;
+  /** Monotonic time since which the channel was seen neither READY nor IDLE (null: it was, last time looked). */
+  notReadySince: number | null;
+}
+
+/**
+ * Caches one client per runner address. Calls are traced, and timed in `metrics` when given.
+ * A client whose channel stayed out of READY (connecting, or failing) for `connectTimeoutMs` is
+ * closed and replaced at the next `get`, so a runner that is reachable again is reached by a new
+ * connection instead of waiting for a connect attempt that can no longer succeed. A channel that
+ * is not READY carries no call stream, so closing it cuts nothing (calls still waiting for a pick
+ * fail with UNAVAILABLE, as they would at their deadline).
+ */
 export class RunnerClients {
-  private readonly clients = new Map<string, RunnerClient>();
-  constructor(private readonly tls?: { ca: Buffer; cert: Buffer; key: Buffer }) {}
+  private readonly clients = new Map<string, Cached>();
+  private readonly interceptor: Interceptor;
+  private readonly connectTimeoutMs: number;
+  /** Channels replaced because they stalled (for tests and metrics). */
+  replaced = 0;
+  constructor(
+    private readonly tls?: { ca: Buffer; cert: Buffer; key: Buffer },
+    metrics?: ServiceMetrics,
+    private readonly options: RunnerClientsOptions = {},
+  ) {
+    this.interceptor = tracingInterceptor(metrics);
+    this.connectTimeoutMs = options.connectTimeoutMs ?? RUNNER_CONNECT_TIMEOUT_MS;
+  }
 
   get(address: string): RunnerClient {
-    let c = this.clients.get(address);
-    if (!c) {
-      c = new RunnerClient(address, clientCredentials(address, this.tls), GRPC_KEEPALIVE);
-      this.clients.set(address, c);
+    const now = performance.now();
+    const cached = this.clients.get(address);
+    if (cached) {
+      const state = cached.client.getChannel().getConnectivityState(false);
+      if (state === ConnectivityState.READY || state === ConnectivityState.IDLE) {
+        cached.notReadySince = null;
+        return cached.client;
+      }
+      cached.notReadySince ??= now;
+      const stalledMs = now - cached.notReadySince;
+      if (state !== ConnectivityState.SHUTDOWN && stalledMs < this.connectTimeoutMs) return cached.client;
+      cached.client.close();
+      this.clients.delete(address);
+      this.replaced += 1;
+      this.options.onReplaced?.(address, Math.round(stalledMs));
     }
-    return c;
+    const client = new RunnerClient(address, clientCredentials(address, this.tls), { ...GRPC_KEEPALIVE, interceptors: [this.interceptor] });
+    this.clients.set(address, { client, notReadySince: null });
+    return client;
   }
 
   close(): void {
-    for (const c of this.clients.values()) c.close();
+    for (const c of this.clients.values()) c.client.close();
     this.clients.clear();
   }
 }
@@ -59,6 +123,34 @@ export function unary<Req, Res>(
     call(req, new Metadata(), { deadline: deadline(timeoutMs) }, (err, res) => (err ? reject(err) : resolve(res)));
   });
 }
+
+/**
+ * Every call to a runner (unary or stream) gets a CLIENT span, child of the caller's active span,
+ * and carries it in the call metadata (`traceparent`), so the runner's server span joins the trace.
+ * Interceptors run synchronously when the call is made, so `context.active()` is the caller's.
+ */
+const tracingInterceptor = (metrics?: ServiceMetrics): Interceptor => (options, nextCall) => {
+  const method = options.method_definition.path.split('/').pop() ?? 'unknown';
+  const parent = context.active();
+  const service = metrics?.service ?? 'runner-client';
+  const started = performance.now();
+  const span = tracerFor(service).startSpan(`grpc Runner/${method}`, { kind: SpanKind.CLIENT, attributes: { [SERVICE_ATTR]: service, 'rpc.system': 'grpc', 'rpc.method': method } }, parent);
+  return new InterceptingCall(nextCall(options), {
+    start(metadata, _listener, next) {
+      traceMetadata(trace.setSpan(parent, span), metadata);
+      // A partial listener: grpc-js fills in the other callbacks and hands `nextStatus` on.
+      next(metadata, {
+        onReceiveStatus(status, nextStatus) {
+          span.setAttribute('rpc.grpc.status_code', status.code);
+          if (status.code !== GrpcStatus.OK) span.setStatus({ code: SpanStatusCode.ERROR, message: GrpcStatus[status.code] });
+          span.end();
+          metrics?.runnerCalls.observe({ method, code: GrpcStatus[status.code] ?? String(status.code) }, (performance.now() - started) / 1000);
+          nextStatus(status);
+        },
+      });
+    },
+  });
+};
 
 /**
  * Client-side mTLS material for calling runners, from `RUNNER_TLS_CERT`, `RUNNER_TLS_KEY` and

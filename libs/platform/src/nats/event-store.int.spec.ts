@@ -1,7 +1,8 @@
-import { Conflict } from '@handplane/kernel';
+import { Conflict, Unavailable } from '@handplane/kernel';
 import { decodeTaskEvent } from '@handplane/contracts';
 import type { TaskEvent } from '@handplane/domain';
-import { testNats } from '@handplane/testing';
+import { testNats, waitFor } from '@handplane/testing';
+import type { Nats } from './connect';
 import { EventStore } from './event-store';
 
 const backgrounded = (taskId: string, at: string): TaskEvent => ({
@@ -35,6 +36,25 @@ describe('EventStore (real JetStream)', () => {
       '2026-01-01T00:00:01.000Z',
       '2026-01-01T00:00:02.000Z',
     ]);
+  });
+
+  it('leaves no consumer behind on the stream after its reads (thousands piled up under load)', async () => {
+    const subject = env.topology.task('t-leak');
+    await store.append(subject, [backgrounded('t-leak', '2026-01-01T00:00:00.000Z')], { expectedLastSeq: 0, msgId: 'leak' });
+    for (let i = 0; i < 5; i++) expect((await store.read(env.topology.streams.TASKS, subject, decodeTaskEvent)).events).toHaveLength(1);
+    // Without the delete, each read's ordered consumer stays for its 5 min inactivity threshold.
+    const count = async () => (await env.nats.jsm.streams.info(env.topology.streams.TASKS)).state.consumer_count;
+    await waitFor(async () => (await count()) === 0, 20_000, 'the read consumers to be gone');
+  });
+
+  it('gives up with Unavailable, never a partial history, when the read cannot reach the last event in time', async () => {
+    const subject = env.topology.task('t-stuck');
+    await store.append(subject, [backgrounded('t-stuck', '2026-01-01T00:00:00.000Z')], { expectedLastSeq: 0, msgId: 'stuck' });
+    // A consumer that never delivers the subject's events (as one JetStream keeps re-creating does).
+    const real = env.nats;
+    const consumers = { get: (stream: string, opts: object) => real.js.consumers.get(stream, { ...opts, filter_subjects: env.topology.task('t-empty') }) };
+    const stuck = { ...real, js: new Proxy(real.js, { get: (o, k) => (k === 'consumers' ? consumers : Reflect.get(o, k)) }) } as Nats;
+    await expect(new EventStore(stuck, { readTimeoutMs: 1_000 }).read(env.topology.streams.TASKS, subject, decodeTaskEvent)).rejects.toBeInstanceOf(Unavailable);
   });
 
   it('refuses an append made on a stale sequence with Conflict', async () => {

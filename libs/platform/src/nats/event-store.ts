@@ -1,8 +1,12 @@
 import { DeliverPolicy, JetStreamApiCodes, JetStreamApiError, type JsMsg } from '@nats-io/jetstream';
 import { headers as natsHeaders } from '@nats-io/transport-node';
+import { context, trace } from '@opentelemetry/api';
 import { Conflict, Unavailable, type Decider } from '@handplane/kernel';
 import { encodeEvent } from '@handplane/contracts';
 import type { ConversationEvent, SandboxCommandEvent, TaskEvent } from '@handplane/domain';
+import { telemetryOf } from '../telemetry/metrics';
+import { injectNatsHeaders } from '../telemetry/propagation';
+import { contextFromTraceparent, inSpan, SpanKind } from '../telemetry/tracing';
 import type { Nats } from './connect';
 
 /** An event read back from a stream, with its stream sequence. */
@@ -30,9 +34,24 @@ function isWrongLastSequence(e: unknown): boolean {
  * (`Nats-Expected-Last-Subject-Sequence`) and a `Nats-Msg-Id` per event.
  */
 export class EventStore {
-  constructor(private readonly nats: Nats) {}
+  /** How long one `read` may take before it gives up with Unavailable (default 20 s). */
+  private readonly readTimeoutMs: number;
 
-  /** Reads every event of one subject, in order, decoded. */
+  constructor(
+    private readonly nats: Nats,
+    opts: { readTimeoutMs?: number } = {},
+  ) {
+    this.readTimeoutMs = opts.readTimeoutMs ?? 20_000;
+  }
+
+  /**
+   * Reads every event of one subject, in order, decoded. Bounded: a read that has not reached the
+   * subject's last event within `readTimeoutMs` (an ordered consumer that JetStream keeps failing to
+   * create re-creates itself forever) throws Unavailable instead of holding its caller for good; a
+   * partial history is never returned. The read's ephemeral consumer is deleted at once: closing an
+   * ordered consumer leaves it on the server for its 5 min inactivity threshold, and thousands of
+   * them (one per task load) slow every JetStream call on the stream until its API times out.
+   */
   // A string filter (not an array) keeps this working on servers before 2.10.
   async read<E>(stream: string, subject: string, decode: (data: Uint8Array) => E): Promise<{ events: StoredEvent<E>[]; lastSeq: number }> {
     const last = await this.nats.jsm.streams.getMessage(stream, { last_by_subj: subject });
@@ -40,24 +59,44 @@ export class EventStore {
     const consumer = await this.nats.js.consumers.get(stream, { filter_subjects: subject, deliver_policy: DeliverPolicy.All });
     const events: StoredEvent<E>[] = [];
     const iter = await consumer.consume({ max_messages: 512 });
+    let complete = false;
+    const timer = setTimeout(() => void iter.close().catch(() => undefined), this.readTimeoutMs);
     try {
       for await (const m of iter) {
         events.push({ seq: m.seq, subject: m.subject, event: decode(m.data) });
-        if (m.seq >= last.seq) break;
+        if (m.seq >= last.seq) {
+          complete = true;
+          break;
+        }
       }
     } finally {
+      clearTimeout(timer);
       await iter.close().catch(() => undefined);
+      void consumer.delete().catch(() => undefined);
     }
+    if (!complete) throw new Unavailable(`reading ${subject} did not reach sequence ${last.seq} within ${this.readTimeoutMs} ms`);
     return { events, lastSeq: last.seq };
   }
 
   /** Appends events to one subject; throws Conflict when the subject moved since `expectedLastSeq`. */
   async append(subject: string, events: readonly AnyEvent[], opts: AppendOptions): Promise<number> {
+    return this.traced(events, () => this.appendAll(subject, events, opts));
+  }
+
+  /** A PRODUCER span around a write when the connection belongs to a service (see `bindTelemetry`). */
+  private traced<T>(events: readonly AnyEvent[], write: () => Promise<T>): Promise<T> {
+    const metrics = telemetryOf(this.nats.nc);
+    if (!metrics || events.length === 0) return write();
+    // Outside any span (a sweep), the trace the event itself carries is the parent, if any.
+    const parent = trace.getSpan(context.active()) ? context.active() : contextFromTraceparent(events[0]!.metadata.traceparent);
+    return inSpan(metrics.service, `publish ${events.map((e) => e.type).join(',')}`, { kind: SpanKind.PRODUCER, parent }, write);
+  }
+
+  private async appendAll(subject: string, events: readonly AnyEvent[], opts: AppendOptions): Promise<number> {
     let expected = opts.expectedLastSeq;
     for (let i = 0; i < events.length; i++) {
       const event = events[i]!;
-      const h = natsHeaders();
-      if (event.metadata.traceparent) h.set('traceparent', event.metadata.traceparent);
+      const h = traceHeaders(event);
       try {
         const ack = await this.nats.js.publish(subject, encodeEvent(event), {
           msgID: events.length === 1 ? opts.msgId : `${opts.msgId}:${i}`,
@@ -75,15 +114,25 @@ export class EventStore {
 
   /** Publishes one event with no concurrency expectation (feeds such as CONV notices), deduplicated by msgId. */
   async publish(subject: string, event: AnyEvent, msgId: string): Promise<{ seq: number; duplicate: boolean }> {
-    const h = natsHeaders();
-    if (event.metadata.traceparent) h.set('traceparent', event.metadata.traceparent);
-    try {
-      const ack = await this.nats.js.publish(subject, encodeEvent(event), { msgID: msgId, headers: h });
-      return { seq: ack.seq, duplicate: ack.duplicate };
-    } catch (e) {
-      throw new Unavailable(`publish to ${subject} failed: ${(e as Error).message}`, { cause: e });
-    }
+    return this.traced([event], async () => {
+      try {
+        const ack = await this.nats.js.publish(subject, encodeEvent(event), { msgID: msgId, headers: traceHeaders(event) });
+        return { seq: ack.seq, duplicate: ack.duplicate };
+      } catch (e) {
+        throw new Unavailable(`publish to ${subject} failed: ${(e as Error).message}`, { cause: e });
+      }
+    });
   }
+}
+
+/**
+ * Headers with the trace context of the write: the active span when there is one (the hop that
+ * publishes), else the `traceparent` the event carries in its metadata.
+ */
+function traceHeaders(event: AnyEvent) {
+  const h = injectNatsHeaders(natsHeaders());
+  if (!h.has('traceparent') && event.metadata.traceparent) h.set('traceparent', event.metadata.traceparent);
+  return h;
 }
 
 /**

@@ -1,7 +1,11 @@
-import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import { headers as natsHeaders, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { ROOT_CONTEXT, SpanKind } from '@opentelemetry/api';
 import type { z } from 'zod';
 import { isDomainError, Unavailable, ValidationError } from '@handplane/kernel';
 import type { Logger } from '../logger';
+import { telemetryOf } from '../telemetry/metrics';
+import { extractNatsHeaders, injectNatsHeaders } from '../telemetry/propagation';
+import { inSpan } from '../telemetry/tracing';
 
 const enc = (v: unknown) => Buffer.from(JSON.stringify(v));
 
@@ -30,32 +34,61 @@ export function serveRpc<S extends z.ZodTypeAny>(
         logger.error({ err, subject }, 'rpc subscription error');
         return;
       }
-      void (async () => {
-        let reply: unknown;
+      const metrics = telemetryOf(nc);
+      const started = performance.now();
+      // The handler runs in a SERVER span, child of the caller's span carried in the request headers.
+      const serve = async (): Promise<unknown> => {
         try {
           const parsed = schema.safeParse(JSON.parse(Buffer.from(msg.data).toString('utf8')));
           if (!parsed.success) throw new ValidationError('invalid request', parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
-          reply = await handler(parsed.data);
+          return await handler(parsed.data);
         } catch (e) {
           if (!isDomainError(e)) logger.error({ err: e, subject }, 'rpc handler failed');
-          reply = rpcError(e);
+          return rpcError(e);
         }
+      };
+      const traced = metrics
+        ? inSpan(metrics.service, `rpc serve ${subject}`, { kind: SpanKind.SERVER, parent: extractNatsHeaders(msg.headers, ROOT_CONTEXT), attributes: { 'messaging.destination.name': subject } }, serve)
+        : serve();
+      void traced.then((reply) => {
+        metrics?.rpcServed.inc({ subject, outcome: outcomeOf(reply) });
+        metrics?.rpcDuration.observe({ subject, side: 'server' }, (performance.now() - started) / 1000);
         msg.respond(enc(reply));
-      })();
+      });
     },
   });
 }
 
 /** Sends a request and parses the reply; no responder or a timeout is `Unavailable`. */
 export async function callRpc<S extends z.ZodTypeAny>(nc: NatsConnection, subject: string, body: unknown, replySchema: S, timeoutMs = 15_000): Promise<z.infer<S>> {
-  let data: Uint8Array;
+  const metrics = telemetryOf(nc);
+  const call = async (): Promise<z.infer<S>> => {
+    let data: Uint8Array;
+    try {
+      // The request carries the caller's trace context, so the server's span joins its trace.
+      const m = await nc.request(subject, enc(body), { timeout: timeoutMs, headers: injectNatsHeaders(natsHeaders()) });
+      data = m.data;
+    } catch (cause) {
+      metrics?.rpcCalled.inc({ subject, outcome: 'unavailable' });
+      throw new Unavailable(`${subject} did not answer`, { cause });
+    }
+    const parsed = replySchema.safeParse(JSON.parse(Buffer.from(data).toString('utf8')));
+    if (!parsed.success) throw new Unavailable(`${subject} answered something unexpected`);
+    metrics?.rpcCalled.inc({ subject, outcome: outcomeOf(parsed.data) });
+    return parsed.data;
+  };
+  if (!metrics) return call();
+  const started = performance.now();
   try {
-    const m = await nc.request(subject, enc(body), { timeout: timeoutMs });
-    data = m.data;
-  } catch (cause) {
-    throw new Unavailable(`${subject} did not answer`, { cause });
+    return await inSpan(metrics.service, `rpc call ${subject}`, { kind: SpanKind.CLIENT, attributes: { 'messaging.destination.name': subject } }, call);
+  } finally {
+    metrics.rpcDuration.observe({ subject, side: 'client' }, (performance.now() - started) / 1000);
   }
-  const parsed = replySchema.safeParse(JSON.parse(Buffer.from(data).toString('utf8')));
-  if (!parsed.success) throw new Unavailable(`${subject} answered something unexpected`);
-  return parsed.data;
+}
+
+/** `ok`, or the error code of an `{ok:false, error:{code}}` reply (a closed set: safe as a label). */
+function outcomeOf(reply: unknown): string {
+  const r = reply as { ok?: unknown; error?: { code?: unknown } } | null;
+  if (r && r.ok === false) return typeof r.error?.code === 'string' ? r.error.code : 'error';
+  return 'ok';
 }

@@ -19,12 +19,16 @@ export type RunnerRecord = z.infer<typeof runnerRecordSchema>;
  * A runner whose last heartbeat is older than `lostAfterMs` is treated as lost.
  */
 export class RunnerRegistry {
-  private constructor(private readonly kv: KV) {}
+  private constructor(
+    private readonly kv: KV,
+    private readonly nats: Nats,
+    private readonly bucket: string,
+  ) {}
 
   static async open(nats: Nats, bucket: string, replicas = 1): Promise<RunnerRegistry> {
     const kvm = new Kvm(nats.js);
     const kv = await kvm.create(bucket, { history: 1, replicas: Math.max(1, replicas) });
-    return new RunnerRegistry(kv);
+    return new RunnerRegistry(kv, nats, bucket);
   }
 
   /** Writes (or refreshes) a runner's record. */
@@ -48,9 +52,11 @@ export class RunnerRegistry {
   /** Every registered runner, whatever its age. */
   async list(): Promise<RunnerRecord[]> {
     const out: RunnerRecord[] = [];
-    const keys = await this.kv.keys();
-    const names: string[] = [];
-    for await (const k of keys) names.push(k);
+    // The bucket's subjects from the stream's info, not `kv.keys()`: that creates a consumer per call
+    // which outlives it on the server, and dispatch lists runners for every task (thousands piled up).
+    const prefix = `$KV.${this.bucket}.`;
+    const info = await this.nats.jsm.streams.info(`KV_${this.bucket}`, { subjects_filter: `${prefix}>` });
+    const names = Object.keys(info.state.subjects ?? {}).map((s) => s.slice(prefix.length));
     for (const k of names) {
       const r = await this.get(k);
       if (r) out.push(r);

@@ -46,7 +46,7 @@ export class SimHost implements HostPort {
     const taskId = `t${k}`;
     const runningAtStart = this.unfinished(req.conversationId);
     const b = this.behaviour(req.input.command);
-    const view: TaskView = { taskId, commandId: `c${k}`, conversationId: req.conversationId, userId: req.userId, attempt: 1, status: 'running', background: false, exitCode: null, signal: null, resultState: 'result_pending', outputBytes: 0 };
+    const view: TaskView = { taskId, commandId: `c${k}`, conversationId: req.conversationId, userId: req.userId, attempt: 1, status: 'running', background: false, exitCode: null, signal: null, resultState: 'result_pending', outputBytes: 0, receipt: null };
     this.tasks.set(taskId, { view, command: req.input.command, requestId: req.requestId, output: Buffer.alloc(0), runningAtStart });
     this.byRequest.set(req.requestId, taskId);
     if (b.kind === 'finish') this.finish(taskId, b.exitCode, b.output);
@@ -57,7 +57,7 @@ export class SimHost implements HostPort {
   /** Adds a task of some conversation directly (a foreign conversation's task, for G5 attempts). */
   addTask(conversationId: string, command: string, status: TaskStatus, taskId = `t${++this.n}`): string {
     const k = this.n;
-    const view: TaskView = { taskId, commandId: `c${k}`, conversationId, userId: 'mallory', attempt: 1, status, background: true, exitCode: isTerminalTaskStatus(status) ? 0 : null, signal: null, resultState: 'readable', outputBytes: 0 };
+    const view: TaskView = { taskId, commandId: `c${k}`, conversationId, userId: 'mallory', attempt: 1, status, background: true, exitCode: isTerminalTaskStatus(status) ? 0 : null, signal: null, resultState: 'readable', outputBytes: 0, receipt: null };
     this.tasks.set(taskId, { view, command, requestId: `direct-${k}`, output: Buffer.alloc(0), runningAtStart: [] });
     return taskId;
   }
@@ -97,6 +97,11 @@ export class SimHost implements HostPort {
     if (!t) return { ok: false as const, error: { code: 'not_found', message: 'no such task' } };
     this.finish(req.taskId, 143, '');
     return { ok: true as const, status: this.tasks.get(req.taskId)!.view.status as 'failed', attempt: 1 };
+  }
+
+  async writeStdin(req: { taskId: string }) {
+    // The simulated tasks read no input; the adversary never needs it.
+    return { ok: false as const, error: { code: 'illegal_state', message: `task ${req.taskId} takes no input in the simulation` } };
   }
 
   async taskStatus(taskId: string) {

@@ -82,6 +82,10 @@ export class Api {
   stopTask(taskId, attempt) {
     return this.json('POST', `/v1/tasks/${enc(taskId)}/stop`, { body: attempt ? { attempt } : {} });
   }
+  /** Input for a running task (`attempt` fences it: input for an attempt never reaches its retry). */
+  writeStdin(taskId, body) {
+    return this.json('POST', `/v1/tasks/${enc(taskId)}/stdin`, { body });
+  }
   /** Ends epoch `epoch` (the one this console saw), so a stale click never ends a newer one. */
   stopAll(id, epoch) {
     return this.json('POST', `/v1/conversations/${enc(id)}/stop-all`, { body: epoch === undefined ? {} : { epoch } });

@@ -4,6 +4,7 @@ import { ApiError } from './api.js';
 import { fill, framed, h, isTerminal, toast, uuid } from './dom.js';
 import { HeaderView } from './header-view.js';
 import { LogView } from './log-view.js';
+import { OutputFollow } from './output-follow.js';
 import { EventStream } from './sse.js';
 import { ConversationState } from './state.js';
 import { TasksView, TodosView } from './tasks-view.js';
@@ -51,6 +52,7 @@ export class ConversationController {
   stop() {
     this.stopped = true;
     if (this.stream) this.stream.stop();
+    this.unfollow();
   }
 
   mount() {
@@ -59,8 +61,10 @@ export class ConversationController {
       sendMessage: (text) => this.sendMessage(text),
       runCommand: (command) => this.runCommand(command),
       stopTask: (t) => this.stopTask(t),
+      writeStdin: (t, data, close) => this.writeStdin(t, data, close),
       stopAll: () => this.stopAll(),
       openLog: (taskId) => this.openLog(taskId),
+      closeLog: () => this.unfollow(),
       refreshLog: (taskId) => this.fillOutput(taskId, LOG_TAIL_BYTES),
       decide: (approvalId, decision) => this.act(() => this.api.decideApproval(this.id, approvalId, decision)),
       answer: (questionId, text) => this.act(() => this.api.answerQuestion(this.id, questionId, text)),
@@ -176,9 +180,45 @@ export class ConversationController {
   }
 
   openLog(taskId) {
+    this.unfollow();
     this.log.show(taskId);
     this.render();
-    void this.fillOutput(taskId, LOG_TAIL_BYTES);
+    void this.fillOutput(taskId, LOG_TAIL_BYTES).then(() => this.follow(taskId));
+  }
+
+  /**
+   * While the log of an unfinished task is open, its output comes live from the follow stream (also
+   * after the foreground window, when the conversation's events no longer carry it).
+   */
+  follow(taskId) {
+    const t = this.state.tasks.get(taskId);
+    if (this.stopped || this.log.taskId !== taskId || (this.following && this.following.taskId === taskId) || (t && isTerminal(t.status) && t.resultState !== 'result_pending')) return;
+    const o = this.state.output(taskId);
+    this.following = new OutputFollow({
+      taskId,
+      headers: () => this.api.headers,
+      offset: () => o.end,
+      onChunk: (offset, bytes) => {
+        // A chunk past what is held (bytes dropped while the view skipped ahead): fetch the rest.
+        if (o.slice(offset, bytes, false) === 0 && offset > o.end) void this.fillOutput(taskId, LOG_TAIL_BYTES);
+        this.state.outputChanged.add(taskId);
+        this.render();
+      },
+      onTruncated: (d) => {
+        o.skipTo(d.droppedTo);
+        this.state.outputChanged.add(taskId);
+        this.render();
+      },
+      onEnd: () => {
+        this.following = null;
+        void this.fillOutput(taskId, LOG_TAIL_BYTES);
+      },
+    });
+  }
+
+  unfollow() {
+    if (this.following) this.following.stop();
+    this.following = null;
   }
 
   async act(f, done) {
@@ -224,6 +264,13 @@ export class ConversationController {
     const ok = await this.act(() => this.api.stopTask(t.taskId, t.attempt));
     // 202 {status: "stopping"}: show it now; task.stopping confirms it for everyone.
     if (ok) this.state.mergeTask({ taskId: t.taskId, status: 'stopping' });
+    this.render();
+  }
+
+  async writeStdin(t, data, close) {
+    const ok = await this.act(() => this.api.writeStdin(t.taskId, { data, close, ...(t.attempt ? { attempt: t.attempt } : {}) }));
+    // 202: the prompt is answered; task.stdin tells everyone else.
+    if (ok) this.state.mergeTask({ taskId: t.taskId, awaiting: null });
     this.render();
   }
 

@@ -1,5 +1,5 @@
-// The log of one task: its durable output (fetched from the output API) plus live chunks while it is
-// in the foreground window, refreshed on each of its task events; Follow keeps the end in view.
+// The log of one task: its durable output (fetched from the output API), then live from the task's
+// output follow stream until it ends; Follow keeps the end in view.
 import { chip, fill, h, isTerminal, taskChip } from './dom.js';
 
 export class LogView {
@@ -26,7 +26,7 @@ export class LogView {
         { class: 'log-controls' },
         h('label', { class: 'small' }, this.follow, ' Follow'),
         h('button', { class: 'btn btn-small', type: 'button', testid: 'log-refresh', onclick: () => this.taskId && this.actions.refreshLog(this.taskId) }, 'Refresh'),
-        h('button', { class: 'btn btn-small btn-ghost', type: 'button', onclick: () => this.show(null) }, 'Close'),
+        h('button', { class: 'btn btn-small btn-ghost', type: 'button', onclick: () => (this.show(null), this.actions.closeLog && this.actions.closeLog()) }, 'Close'),
       ),
       this.pre,
       this.note,
@@ -55,7 +55,7 @@ export class LogView {
           : t.status === 'stopping'
             ? 'Stopping: the runner has sent SIGTERM to the command’s processes and sends SIGKILL when the grace period ends.'
             : !isTerminal(t.status) && t.background
-            ? 'Running in the background: output is saved as it is produced and shown here on each task event; press Refresh for the latest.'
+            ? 'Running in the background: output is saved as it is produced and shown here as it comes.'
             : '';
     }
     if (!s.outputChanged.has(this.taskId)) return;

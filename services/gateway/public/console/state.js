@@ -204,12 +204,21 @@ const HANDLERS = {
     s.mergeTask({ taskId: d.taskId, status: 'stopping' });
   },
   'task.finished'(s, d) {
-    s.mergeTask({ taskId: d.taskId, status: d.status, exitCode: d.exitCode, signal: d.signal });
+    s.mergeTask({ taskId: d.taskId, status: d.status, exitCode: d.exitCode, signal: d.signal, ...(d.receipt ? { receipt: d.receipt } : {}) });
   },
   'task.result'(s, d) {
     s.mergeTask({ taskId: d.taskId, resultState: d.resultState, outputBytes: d.outputBytes });
     // The bytes after the foreground window never came live: fetch them.
     if ((d.outputBytes || 0) > s.output(d.taskId).end) s.gaps.add(d.taskId);
+  },
+  'task.awaiting_input'(s, d) {
+    s.mergeTask({ taskId: d.taskId, awaiting: { prompt: d.prompt, offset: d.offset, attempt: d.attempt } });
+  },
+  'task.stdin'(s, d, seq) {
+    s.mergeTask({ taskId: d.taskId, awaiting: null });
+    const t = s.tasks.get(d.taskId);
+    const what = d.bytes ? `${d.bytes} byte(s) of input` : 'no input';
+    s.system(seq, `${d.by}${d.via === 'agent' ? ' (agent)' : ''} sent ${what} to ${t ? `“${t.command}”` : d.taskId}${d.closed ? ' and closed its input' : ''}`, 'run');
   },
   'task.internal_event'(s, d, seq) {
     const t = s.tasks.get(d.taskId);

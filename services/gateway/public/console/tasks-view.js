@@ -4,6 +4,12 @@ import { chip, fill, h, isTerminal, taskChip, timeOf } from './dom.js';
 
 const TODO_MARK = { pending: '○', in_progress: '◐', completed: '●' };
 
+/** The receipt's evidence as a tooltip: runner, generation, times, bytes. */
+function receiptEvidence(r) {
+  const e = r.evidence || {};
+  return [`runner ${e.runnerId || '-'}`, `epoch ${e.epoch} · attempt ${e.attempt}`, `started ${e.startedAt || '-'}`, `finished ${e.finishedAt}`, `${e.outputBytes} bytes (${e.resultState})`, e.exitReason ? `runner reason: ${e.exitReason}` : ''].filter(Boolean).join('\n');
+}
+
 export class TodosView {
   constructor(state) {
     this.state = state;
@@ -83,6 +89,8 @@ export class TasksView {
       'li',
       { class: `task-row state-${state}`, testid: 'task-row', dataset: { taskId: t.taskId, status: state } },
       h('div', { class: 'task-row-top' }, chip(state, 'task-status'), chip(t.resultState || 'result_pending', 'task-result'), h('code', { class: 'cmd', title: t.command }, t.command || t.taskId)),
+      // How it ended (issue 10.4): the receipt's sentence, its evidence on hover.
+      t.receipt ? h('p', { class: 'small task-receipt', testid: 'task-receipt', title: receiptEvidence(t.receipt), dataset: { outcome: t.receipt.outcome } }, t.receipt.summary) : null,
       h(
         'div',
         { class: 'task-row-bottom' },

@@ -1,6 +1,7 @@
 // The conversation: messages, agent replies, tool calls, tasks with their streaming output, system
 // notes, and question and approval cards. Items are appended or redrawn in place, never rebuilt.
 import { chip, h, isTerminal, taskChip } from './dom.js';
+import { stdinBox } from './stdin-view.js';
 
 const INLINE_CHARS = 4000;
 
@@ -116,6 +117,7 @@ export class TimelineView {
         !isTerminal(t.status) && t.status !== 'stopping' ? h('button', { class: 'btn btn-small btn-danger', type: 'button', onclick: () => this.actions.stopTask(t) }, 'Stop') : null,
       ),
       pre,
+      stdinBox(t, this.actions),
     );
     this.drawOutput(it.taskId);
     return node;

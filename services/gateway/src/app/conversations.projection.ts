@@ -96,6 +96,7 @@ export function conversationsProjection(t: Topology): Projection {
   return {
     name: CONVERSATIONS_PROJECTION,
     stream: t.streams.CONV,
+    tables: ['conversations', 'conversation_members', 'conversation_prompts'],
     async apply(c, msg) {
       if (!relevant(msg.data)) return;
       const event = decodeConversationEvent(msg.data);

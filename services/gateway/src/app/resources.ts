@@ -25,6 +25,8 @@ export interface GatewayResources {
   readonly projectionWaitMs: number;
   /** How long the gateway waits for the coordinator to answer a request. */
   readonly rpcTimeoutMs: number;
+  /** How long past its deadline an unfinished task counts as overdue (OVERDUE_GRACE_MS; default 60 s). */
+  readonly overdueGraceMs?: number;
 }
 
 /** Name of the projection the gateway hosts (and waits for after its own appends). */

@@ -1,4 +1,4 @@
-import { Conflict, IllegalState, NotFound, Unavailable, ValidationError, type DomainError } from '@handplane/kernel';
+import { Conflict, Forbidden, IllegalState, NotFound, TooLarge, Unavailable, ValidationError, type DomainError } from '@handplane/kernel';
 import type { RpcError } from '@handplane/contracts';
 
 /**
@@ -15,6 +15,11 @@ export function fromRpcError(e: RpcError, what = 'the coordinator could not do i
       return new Conflict(e.message);
     case 'illegal_state':
       return new IllegalState(e.message);
+    // A budget refused the task (issue 10.5): the coordinator's message says which and why.
+    case 'forbidden':
+      return new Forbidden(e.message);
+    case 'too_large':
+      return new TooLarge(e.message);
     default:
       return new Unavailable(`${what}: ${e.message}`);
   }

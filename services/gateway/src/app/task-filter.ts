@@ -17,12 +17,17 @@ const single = (raw: unknown, name: string): string | undefined => {
 };
 
 /**
- * `?status=running,stopping|active|finished&conversation=<id>&limit=N`. An unknown status is a
+ * `?status=running,stopping|active|finished&conversation=<id>&user=<userId>&overdue=true&limit=N`
+ * (`overdue` needs the clock and grace, given by the caller). An unknown status is a
  * 422; a conversation the caller cannot see (or that does not exist) simply matches nothing.
  */
-export function parseTaskFilter(q: { status?: unknown; conversation?: unknown; limit?: unknown }): TaskFilter {
+export function parseTaskFilter(q: { status?: unknown; conversation?: unknown; user?: unknown; overdue?: unknown; limit?: unknown }, overdue?: { now: Date; graceMs: number }): TaskFilter {
   const status = single(q.status, 'status');
   const conversation = single(q.conversation, 'conversation');
+  const user = single(q.user, 'user');
+  const overdueRaw = single(q.overdue, 'overdue');
+  if (overdueRaw !== undefined && overdueRaw !== 'true' && overdueRaw !== 'false') throw new ValidationError('overdue must be true or false', [`overdue: ${JSON.stringify(overdueRaw)}`]);
+  if (user !== undefined && user.length > 200) throw new ValidationError('user must be at most 200 characters', ['user: too long']);
   const limitRaw = single(q.limit, 'limit');
   let statuses: string[] | undefined;
   if (status) {
@@ -35,5 +40,11 @@ export function parseTaskFilter(q: { status?: unknown; conversation?: unknown; l
   }
   const limit = limitRaw === undefined ? 200 : /^\d{1,4}$/.test(limitRaw) ? Number(limitRaw) : NaN;
   if (!(limit >= 1 && limit <= MAX_LIMIT)) throw new ValidationError(`limit must be 1 to ${MAX_LIMIT}`, [`limit: ${JSON.stringify(limitRaw)}`]);
-  return { ...(statuses ? { statuses } : {}), ...(conversation ? { conversationId: conversation } : {}), limit };
+  return {
+    ...(statuses ? { statuses } : {}),
+    ...(conversation ? { conversationId: conversation } : {}),
+    ...(user ? { userId: user } : {}),
+    ...(overdueRaw === 'true' && overdue ? { overdue } : {}),
+    limit,
+  };
 }

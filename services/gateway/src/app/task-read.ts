@@ -81,8 +81,21 @@ export async function tasksOf(pool: Pool, tenant: string, conversationId: string
 export interface TaskFilter {
   readonly statuses?: readonly string[];
   readonly conversationId?: string;
+  /** Tasks started by this user (`?user=`). */
+  readonly userId?: string;
+  /** Only unfinished tasks whose deadline passed more than the grace before `overdue.now` (`?overdue=true`). */
+  readonly overdue?: { readonly now: Date; readonly graceMs: number };
   readonly limit: number;
 }
+
+/**
+ * An unfinished task past its deadline plus the grace: the deadline sweep should have ended it by
+ * then (an unreachable runner, a stop never proven). A task that never started counts from its
+ * registration.
+ */
+const OVERDUE = (now: string, grace: string) =>
+  `t.status IN ('starting', 'running', 'stopping')
+   AND COALESCE(t.deadline_at, t.created_at + t.timeout_ms * interval '1 millisecond') + ${grace}::bigint * interval '1 millisecond' < ${now}::timestamptz`;
 
 /** Every task the caller may see (member conversations of their tenant), newest first. */
 export async function visibleTasks(pool: Pool, p: Principal, f: TaskFilter): Promise<TaskRow[]> {
@@ -90,6 +103,8 @@ export async function visibleTasks(pool: Pool, p: Principal, f: TaskFilter): Pro
   const where: string[] = [];
   if (f.statuses) where.push(`t.status = ANY($${params.push(f.statuses)}::text[])`);
   if (f.conversationId) where.push(`t.conversation_id = $${params.push(f.conversationId)}`);
+  if (f.userId) where.push(`t.user_id = $${params.push(f.userId)}`);
+  if (f.overdue) where.push(OVERDUE(`$${params.push(f.overdue.now)}`, `$${params.push(f.overdue.graceMs)}`));
   return query<TaskRow>(
     pool,
     `SELECT t.* FROM tasks t

@@ -14,12 +14,24 @@ import { parseInput } from './validate';
 
 export { fromRpcError } from './rpc-errors';
 
+/** `GET /v1/tasks/overdue`: `count` is meant for dashboards and alerts. */
+export interface OverdueReport {
+  at: string;
+  graceMs: number;
+  count: number;
+  tasks: TaskView[];
+}
+
+const DEFAULT_OVERDUE_GRACE_MS = 60_000;
+
 /** The task use cases (DESIGN.md §7). */
 export interface TasksApp {
   startCommand(p: Principal, conversationId: string, body: unknown, idempotencyKey?: string): Promise<{ taskId: string; commandId: string }>;
   list(p: Principal, conversationId: string): Promise<TaskView[]>;
   /** The registry: every task the caller may see, filtered by `?status=&conversation=&limit=`. */
-  registry(p: Principal, q: { status?: unknown; conversation?: unknown; limit?: unknown }): Promise<TaskView[]>;
+  registry(p: Principal, q: { status?: unknown; conversation?: unknown; user?: unknown; overdue?: unknown; limit?: unknown }): Promise<TaskView[]>;
+  /** The overdue report: unfinished tasks past their deadline plus the grace that the caller may see, and how many. */
+  overdue(p: Principal): Promise<OverdueReport>;
   get(p: Principal, taskId: string): Promise<TaskView>;
   output(p: Principal, taskId: string, offset: unknown): Promise<OutputSlice>;
 }
@@ -30,6 +42,7 @@ const requestIdOf = (p: Principal, conversationId: string, key: string) =>
   `k-${createHash('sha256').update([p.tenant, p.userId, conversationId, key].join('\0')).digest('hex')}`;
 
 export function tasksApp(r: GatewayResources): TasksApp {
+  const overdueWindow = () => ({ now: r.clock.now(), graceMs: r.overdueGraceMs ?? DEFAULT_OVERDUE_GRACE_MS });
   return {
     async startCommand(p, conversationId, body, idempotencyKey) {
       const conv = await requireConversation(r.pool, p, conversationId);
@@ -57,7 +70,13 @@ export function tasksApp(r: GatewayResources): TasksApp {
       return (await tasksOf(r.pool, p.tenant, conversationId)).map(toTaskView);
     },
 
-    registry: async (p, q) => (await visibleTasks(r.pool, p, parseTaskFilter(q))).map(toTaskView),
+    registry: async (p, q) => (await visibleTasks(r.pool, p, parseTaskFilter(q, overdueWindow()))).map(toTaskView),
+
+    async overdue(p) {
+      const w = overdueWindow();
+      const tasks = (await visibleTasks(r.pool, p, { overdue: w, limit: 1000 })).map(toTaskView);
+      return { at: w.now.toISOString(), graceMs: w.graceMs, count: tasks.length, tasks };
+    },
 
     get: async (p, taskId) => toTaskView(await requireTask(r.pool, p, taskId)),
 

@@ -23,7 +23,7 @@ export class AuthGuard implements CanActivate {
   async canActivate(ctx: ExecutionContext): Promise<boolean> {
     const req = ctx.switchToHttp().getRequest<Authenticated>();
     req.principal = await this.verify(req.headers.authorization);
-    this.limiter.take(req.principal);
+    await this.limiter.take(req.principal);
     return true;
   }
 }
@@ -51,7 +51,7 @@ export class EventStreamGuard implements CanActivate {
     if (req.headers.authorization !== undefined || ticket === undefined) req.principal = await this.verify(req.headers.authorization);
     else if (typeof ticket === 'string' && ticket) req.principal = await this.tickets.verify(ticket, String(req.params.id));
     else throw new Unauthorized('invalid ticket');
-    this.limiter.take(req.principal);
+    await this.limiter.take(req.principal);
     return true;
   }
 }

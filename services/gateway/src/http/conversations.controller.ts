@@ -75,8 +75,15 @@ export class ConversationsController {
 
   /** The log in order; `X-Next-After` says where the next page starts when there is more. */
   @Get(':id/audit')
-  async auditLog(@Caller() p: Principal, @Param('id') id: string, @Query('after') after: unknown, @Query('limit') limit: unknown, @Res({ passthrough: true }) res: Response) {
-    const page = await this.audit.read(p, id, { after, limit });
+  async auditLog(
+    @Caller() p: Principal,
+    @Param('id') id: string,
+    @Query('after') after: unknown,
+    @Query('limit') limit: unknown,
+    @Query('include') include: unknown,
+    @Res({ passthrough: true }) res: Response,
+  ) {
+    const page = await this.audit.read(p, id, { after, limit, include });
     if (page.nextAfter !== undefined) res.setHeader('X-Next-After', String(page.nextAfter));
     return page.entries;
   }

@@ -41,6 +41,8 @@ describe('HTTP error mapping', () => {
     expect(toHttpError(fromRpcError({ code: 'validation', message: 'no &' })).status).toBe(422);
     expect(toHttpError(fromRpcError({ code: 'not_found', message: 'm' })).status).toBe(404);
     expect(toHttpError(fromRpcError({ code: 'conflict', message: 'm' })).status).toBe(409);
+    // A budget refusal keeps its reason (issue 10.5).
+    expect(toHttpError(fromRpcError({ code: 'forbidden', message: 'budget exceeded: x' }))).toMatchObject({ status: 403, body: { error: { code: 'forbidden', message: 'budget exceeded: x' } } });
     expect(toHttpError(fromRpcError({ code: 'internal', message: 'm' })).status).toBe(503);
     expect(toHttpError(fromRpcError({ code: 'unavailable', message: 'm' })).status).toBe(503);
   });

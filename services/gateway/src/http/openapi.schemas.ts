@@ -49,9 +49,39 @@ export const SCHEMAS: Record<string, unknown> = {
       startedAt: nullable('string'),
       finishedAt: nullable('string'),
       deadlineAt: nullable('string'),
+      receipt: { oneOf: [ref('TaskReceipt'), { type: 'null' }], description: 'how the task ended; null until it is terminal' },
     },
-    ['taskId', 'commandId', 'conversationId', 'userId', 'command', 'status', 'background', 'attempt', 'epoch', 'exitCode', 'signal', 'resultState', 'outputBytes', 'createdAt', 'startedAt', 'finishedAt', 'deadlineAt'],
+    ['taskId', 'commandId', 'conversationId', 'userId', 'command', 'status', 'background', 'attempt', 'epoch', 'exitCode', 'signal', 'resultState', 'outputBytes', 'createdAt', 'startedAt', 'finishedAt', 'deadlineAt', 'receipt'],
   ),
+  TaskReceipt: obj(
+    {
+      outcome: { enum: ['exited', 'killed', 'lost', 'not_started', 'unknown'] },
+      status: { enum: TASK_STATUS.slice(3) },
+      exitCode: nullable('integer'),
+      signal: nullable('string'),
+      requestedBy: {
+        oneOf: [obj({ reason: { enum: ['user', 'deadline', 'stop_all', 'policy'] }, by: str, at: str, detail: str }, ['reason', 'by', 'at']), { type: 'null' }],
+        description: 'the stop request in force (for `killed`: at whose request)',
+      },
+      summary: { type: 'string', description: 'one sentence: "exited with code 0", "killed by SIGTERM at the request of user bob", …' },
+      evidence: obj(
+        {
+          runnerId: nullable('string'),
+          epoch: int,
+          attempt: int,
+          startedAt: nullable('string'),
+          finishedAt: str,
+          outputBytes: int,
+          resultState: { enum: ['readable', 'unavailable'] },
+          exitReason: nullable('string'),
+          startFailure: str,
+        },
+        ['runnerId', 'epoch', 'attempt', 'startedAt', 'finishedAt', 'outputBytes', 'resultState', 'exitReason'],
+      ),
+    },
+    ['outcome', 'status', 'exitCode', 'signal', 'requestedBy', 'summary', 'evidence'],
+  ),
+  OverdueReport: obj({ at: str, graceMs: int, count: int, tasks: { type: 'array', items: ref('Task') } }, ['at', 'graceMs', 'count', 'tasks']),
   Conversation: obj(
     {
       id: str,
@@ -69,16 +99,41 @@ export const SCHEMAS: Record<string, unknown> = {
   ),
   StopTask: obj({ attempt: { type: 'integer', minimum: 0, description: 'the attempt the caller saw; another one answers 409' } }),
   TaskStopping: obj({ status: { enum: ['stopping', 'succeeded', 'failed', 'cancelled', 'timed_out', 'lost'] }, attempt: int }, ['status', 'attempt']),
+  StdinWrite: obj({
+    data: { type: 'string', description: 'the input (UTF-8 text, or base64 with `encoding: "base64"`); at most 64 KiB of bytes per call (413)' },
+    encoding: { enum: ['utf8', 'base64'], default: 'utf8' },
+    close: { type: 'boolean', default: false, description: 'close stdin after the data: the command reads end-of-file' },
+    attempt: { type: 'integer', minimum: 0, description: 'the attempt the caller saw; another one answers 409' },
+  }),
+  StdinWritten: obj({ taskId: str, attempt: int, bytes: int, closed: { type: 'boolean' }, totalBytes: int }, ['taskId', 'attempt', 'bytes', 'closed', 'totalBytes']),
   StopAll: obj({ epoch: { type: 'integer', minimum: 0, description: 'the epoch the caller saw (default: the current one)' } }),
   StopAllAccepted: obj({ epoch: { type: 'integer', description: 'the epoch after the call' }, stopping: { type: 'array', items: str } }, ['epoch', 'stopping']),
   ApprovalDecision: obj({ decision: { enum: ['approve', 'reject'] } }, ['decision']),
   QuestionAnswer: obj({ text: { type: 'string', minLength: 1, description: 'at most 64 KiB' } }, ['text']),
   Ticket: obj({ ticket: str, expiresAt: { type: 'string', format: 'date-time' } }, ['ticket', 'expiresAt']),
-  AuditEntry: obj({ seq: int, time: { type: 'string', format: 'date-time' }, type: str, actor: nullable('string'), data: {} }, ['seq', 'time', 'type', 'actor', 'data']),
+  AuditEntry: obj(
+    { source: { type: 'string', enum: ['conversation', 'task'] }, seq: int, time: { type: 'string', format: 'date-time' }, type: str, v: nullable('integer'), actor: nullable('string'), data: {} },
+    ['source', 'seq', 'time', 'type', 'v', 'actor', 'data'],
+  ),
   Health: obj({ status: str }, ['status']),
   Readiness: obj({ status: { enum: ['ready', 'not_ready'] }, checks: { type: 'array', items: obj({ name: str, ok: { type: 'boolean' }, reason: str }, ['name', 'ok']) } }, ['status', 'checks']),
   DevTokenRequest: obj({ userId: str, tenant: str, name: str }, ['userId', 'tenant']),
   DevToken: obj({ token: str, expiresAt: str }, ['token', 'expiresAt']),
+  ProjectionStatus: obj(
+    {
+      name: str,
+      stream: str,
+      position: int,
+      rows: int,
+      rebuild: {
+        type: ['object', 'null'],
+        properties: { status: { enum: ['running', 'done', 'failed'] }, seq: int, rows: int, startedAt: str, finishedAt: { type: ['string', 'null'] }, seconds: { type: ['number', 'null'] }, error: { type: ['string', 'null'] } },
+      },
+    },
+    ['name', 'stream', 'position', 'rows', 'rebuild'],
+  ),
+  ProjectionList: { type: 'array', items: { $ref: '#/components/schemas/ProjectionStatus' } },
+  RebuildStarted: obj({ name: str, status: { enum: ['running'] } }, ['name', 'status']),
 };
 
 export { ref };

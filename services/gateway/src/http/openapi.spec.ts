@@ -45,7 +45,7 @@ describe('OpenAPI document', () => {
     expect(served).toEqual(documented);
   });
 
-  it('covers DESIGN.md §7 (all but stdin, which waits for runner support)', () => {
+  it('covers DESIGN.md §7', () => {
     for (const route of [
       'POST /v1/conversations',
       'GET /v1/conversations/{id}',
@@ -56,11 +56,14 @@ describe('OpenAPI document', () => {
       'GET /v1/tasks/{taskId}',
       'GET /v1/tasks/{taskId}/output',
       'POST /v1/tasks/{taskId}/stop',
+      'POST /v1/tasks/{taskId}/stdin',
       'POST /v1/conversations/{id}/stop-all',
       'POST /v1/conversations/{id}/approvals/{approvalId}',
       'POST /v1/conversations/{id}/questions/{questionId}/answer',
       'GET /v1/conversations/{id}/events',
       'GET /v1/conversations/{id}/audit',
+      'GET /v1/tasks/{taskId}/audit',
+      'GET /v1/tasks/{taskId}/output/follow',
       'GET /healthz',
       'GET /readyz',
       'GET /v1/tasks',

@@ -98,10 +98,11 @@ const PATHS: Record<string, Record<string, Op>> = {
   '/v1/conversations/{id}/audit': {
     get: {
       summary: 'The conversation’s events from the log, in order',
-      description: 'CONV events only (task events appear as their `task.*` notices). Pages: `X-Next-After` is set when more follow.',
+      description:
+        'CONV events, upcast to their current version (`v` says the version as stored); with `include=tasks` each task’s own events (TASKS: registration, stop requests with who asked, signals, exit, result) are merged in by time. Pages: `X-Next-After` (a CONV sequence) is set when more follow.',
       tags: ['conversations'],
       params: ['id'],
-      query: { after: 'start after this stream sequence', limit: '1 to 5000 (default 1000)' },
+      query: { after: 'start after this stream sequence', limit: '1 to 5000 (default 1000)', include: '`tasks` to merge in the task events' },
       ok: [200, 'AuditLog'],
       errors: [404, 422, 503],
     },
@@ -110,12 +111,37 @@ const PATHS: Record<string, Record<string, Op>> = {
     get: {
       summary: 'Every task the caller may see (member conversations of their tenant), newest first',
       tags: ['tasks'],
-      query: { status: 'comma-separated statuses, or `active` / `finished`', conversation: 'only this conversation', limit: '1 to 1000 (default 200)' },
+      query: {
+        status: 'comma-separated statuses, or `active` / `finished`',
+        conversation: 'only this conversation',
+        user: 'only tasks started by this user',
+        overdue: '`true`: only unfinished tasks past their deadline plus OVERDUE_GRACE_MS',
+        limit: '1 to 1000 (default 200)',
+      },
       ok: [200, 'TaskList'],
       errors: [422, 503],
     },
   },
+  '/v1/tasks/overdue': {
+    get: { summary: 'The overdue report: unfinished tasks past their deadline plus the grace, and their count', tags: ['tasks'], ok: [200, 'OverdueReport'], errors: [503] },
+  },
   '/v1/tasks/{taskId}': { get: { summary: 'A task', tags: ['tasks'], params: ['taskId'], ok: [200, 'Task'], errors: [404, 503] } },
+  '/v1/tasks/{taskId}/output/follow': {
+    get: {
+      summary: 'The task’s output live, as Server-Sent Events',
+      description:
+        'Events: `chunk` {offset, stream, data (base64, exact bytes)}, `truncated` {droppedFrom, droppedTo, droppedBytes}, `end` {nextOffset, exit, complete} (last). Each id is the byte offset reached: resume with `Last-Event-ID`. `: ping` comments keep proxies open.',
+      tags: ['tasks'],
+      params: ['taskId'],
+      query: { offset: 'start at this byte offset (default 0)' },
+      headers: { 'Last-Event-ID': 'resume at this byte offset (wins over ?offset=)' },
+      ok: [200, null, 'text/event-stream'],
+      errors: [404, 422, 503],
+    },
+  },
+  '/v1/tasks/{taskId}/audit': {
+    get: { summary: 'The task’s own events (every attempt), upcast, with who and when', tags: ['tasks'], params: ['taskId'], ok: [200, 'AuditLog'], errors: [404, 503] },
+  },
   '/v1/tasks/{taskId}/output': {
     get: {
       summary: 'Raw output bytes from an offset',
@@ -129,6 +155,31 @@ const PATHS: Record<string, Record<string, Op>> = {
   },
   '/v1/tasks/{taskId}/stop': {
     post: { summary: 'Stop a task (fenced by `attempt` when given)', tags: ['tasks'], params: ['taskId'], body: 'StopTask', ok: [202, 'TaskStopping'], errors: [400, 404, 409, 422, 503] },
+  },
+  '/v1/tasks/{taskId}/stdin': {
+    post: {
+      summary: 'Write to a running task’s stdin and/or close it (fenced by `attempt` when given); the audit records size and SHA-256, never the bytes. 409 when the task is not running (or stopping, or finished), for a stale attempt, or when the command has not read earlier input yet',
+      tags: ['tasks'],
+      params: ['taskId'],
+      body: 'StdinWrite',
+      ok: [202, 'StdinWritten'],
+      errors: [400, 404, 409, 413, 422, 503],
+    },
+  },
+  '/v1/admin/projections': {
+    get: { summary: 'Operator (ADMIN_TOKEN): every read model, its position, rows and last rebuild', tags: ['operations'], ok: [200, 'ProjectionList'], errors: [403, 503] },
+  },
+  '/v1/admin/projections/{name}': {
+    get: { summary: 'Operator (ADMIN_TOKEN): one read model', tags: ['operations'], params: ['name'], ok: [200, 'ProjectionStatus'], errors: [403, 404, 503] },
+  },
+  '/v1/admin/projections/{name}/rebuild': {
+    post: {
+      summary: 'Operator (ADMIN_TOKEN): rebuild a read model from sequence 1 while serving; 202 once it runs, 409 while another rebuild of it runs, 404 for an unknown name (the message lists the valid ones)',
+      tags: ['operations'],
+      params: ['name'],
+      ok: [202, 'RebuildStarted'],
+      errors: [403, 404, 409, 503],
+    },
   },
   '/healthz': { get: { summary: 'Liveness', tags: ['operations'], auth: 'none', ok: [200, 'Health'] } },
   '/readyz': { get: { summary: 'Readiness (NATS, Postgres, a live runner); 503 with the failing checks', tags: ['operations'], auth: 'none', ok: [200, 'Readiness'], errors: [503] } },
@@ -149,7 +200,7 @@ export function openApiDocument(version = '0.1.0'): Record<string, unknown> {
       title: 'Handplane API',
       version,
       description:
-        'Tenant and user come from the verified token only; anything of another tenant, or of a conversation the caller is not a member of, answers 404. Errors are `{error: {code, message}}`. Bodies over 1 MiB answer 413; each user has a request budget per gateway instance (429 with Retry-After). `POST /v1/tasks/{taskId}/stdin` is not served yet.',
+        'Tenant and user come from the verified token only; anything of another tenant, or of a conversation the caller is not a member of, answers 404. Errors are `{error: {code, message}}`. Bodies over 1 MiB answer 413; each user has a request budget per gateway instance (429 with Retry-After).',
     },
     components: {
       securitySchemes: {

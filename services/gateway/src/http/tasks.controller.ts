@@ -1,10 +1,11 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
 import type { Response } from 'express';
+import type { AuditApp } from '../app/audit';
 import type { Principal } from '../app/resources';
 import type { StopsApp } from '../app/stops';
 import type { TasksApp } from '../app/tasks';
 import { AuthGuard, Caller } from './auth.guard';
-import { STOPS_APP, TASKS_APP } from './tokens';
+import { AUDIT_APP, STOPS_APP, TASKS_APP } from './tokens';
 
 /** `/v1/tasks…` (DESIGN.md §7). `POST /v1/tasks/:taskId/stdin` waits for runner stdin support (issue 10). */
 @Controller('v1/tasks')
@@ -13,12 +14,32 @@ export class TasksController {
   constructor(
     @Inject(TASKS_APP) private readonly tasks: TasksApp,
     @Inject(STOPS_APP) private readonly stops: StopsApp,
+    @Inject(AUDIT_APP) private readonly audit: AuditApp,
   ) {}
+
+  /** The task's own events (TASKS `task.<id>` and `cmd.<commandId>` of every attempt), upcast, with who and when. */
+  @Get(':taskId/audit')
+  auditLog(@Caller() p: Principal, @Param('taskId') taskId: string) {
+    return this.audit.task(p, taskId);
+  }
 
   /** The registry: every task the caller may see. */
   @Get()
-  registry(@Caller() p: Principal, @Query('status') status: unknown, @Query('conversation') conversation: unknown, @Query('limit') limit: unknown) {
-    return this.tasks.registry(p, { status, conversation, limit });
+  registry(
+    @Caller() p: Principal,
+    @Query('status') status: unknown,
+    @Query('conversation') conversation: unknown,
+    @Query('user') user: unknown,
+    @Query('overdue') overdue: unknown,
+    @Query('limit') limit: unknown,
+  ) {
+    return this.tasks.registry(p, { status, conversation, user, overdue, limit });
+  }
+
+  /** Unfinished tasks past their deadline (plus OVERDUE_GRACE_MS) the caller may see, with their count (issue 10.3). Declared before `:taskId`. */
+  @Get('overdue')
+  overdue(@Caller() p: Principal) {
+    return this.tasks.overdue(p);
   }
 
   @Post(':taskId/stop')

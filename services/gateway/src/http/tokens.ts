@@ -10,3 +10,6 @@ export const SSE_TICKETS = Symbol('SSE_TICKETS');
 export const STOPS_APP = Symbol('STOPS_APP');
 export const PROMPTS_APP = Symbol('PROMPTS_APP');
 export const AUDIT_APP = Symbol('AUDIT_APP');
+export const STDIN_APP = Symbol('STDIN_APP');
+export const ADMIN_TOKEN = Symbol('ADMIN_TOKEN');
+export const PROJECTIONS_ADMIN_APP = Symbol('PROJECTIONS_ADMIN_APP');

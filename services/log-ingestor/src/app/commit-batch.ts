@@ -1,5 +1,5 @@
 import { headers as natsHeaders } from '@nats-io/transport-node';
-import { inTransaction, unary } from '@handplane/platform';
+import { injectNatsHeaders, inSpan, inTransaction, unary } from '@handplane/platform';
 import type { CommandOutput } from '@handplane/domain';
 import { advanceCursor, insertLogRows, recordLogsSeq, type Cursor } from './cursors.repository';
 import { systemMetadata, type IngestorDeps } from './deps';
@@ -21,6 +21,10 @@ export class LeaseLost extends Error {
  * before the commit. `published` rows are already in LOGS (adopted after a failed commit): not re-sent.
  */
 export async function commitBatch(deps: IngestorDeps, cur: Cursor, rows: readonly LogPiece[], to: number, published?: { lastSeq: number }): Promise<void> {
+  await inSpan('log-ingestor', 'ingest commit', { attributes: { 'hp.bytes': to - cur.committedOffset, 'hp.rows': rows.length } }, () => commitInTransaction(deps, cur, rows, to, published));
+}
+
+async function commitInTransaction(deps: IngestorDeps, cur: Cursor, rows: readonly LogPiece[], to: number, published?: { lastSeq: number }): Promise<void> {
   const { settings, pool } = deps;
   await inTransaction(pool, async (c) => {
     const owned = await advanceCursor(c, { commandId: cur.commandId, owner: settings.instanceId, from: cur.committedOffset, to, leaseMs: settings.leaseMs });
@@ -54,7 +58,7 @@ async function allSettled<T extends readonly unknown[]>(promises: { [K in keyof 
 }
 
 async function publishChunk(deps: IngestorDeps, commandId: string, row: LogPiece): Promise<number> {
-  const h = natsHeaders();
+  const h = injectNatsHeaders(natsHeaders());
   h.set('Hp-Offset', String(row.offset));
   h.set('Hp-Stream', row.stream === 2 ? 'stderr' : 'stdout');
   const ack = await deps.nats.js.publish(deps.topology.log(commandId), row.data, { msgID: `${commandId}:${row.offset}`, headers: h });

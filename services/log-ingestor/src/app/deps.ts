@@ -3,6 +3,7 @@ import type { Clock } from '@handplane/kernel';
 import type { Topology } from '@handplane/contracts';
 import type { EventStore, Logger, Nats, RunnerClients, RunnerRegistry } from '@handplane/platform';
 import type { IngestStats } from './ingest-stats';
+import type { TraceLinks } from './trace-links';
 
 /** Tunables of the ingestor; defaults in `service.ts`. */
 export interface IngestorSettings {
@@ -25,6 +26,8 @@ export interface IngestorSettings {
   readonly outputCapBytes: number;
   /** Largest text of one `command.output` event, in UTF-8 bytes. */
   readonly maxTextBytes: number;
+  /** PROMPT_QUIET_MS: a prompt-like end of output followed by this much quiet is `task.awaiting_input` (0 or absent = off). */
+  readonly promptQuietMs?: number;
   /** A runner silent (or absent from the registry) this long is lost. */
   readonly runnerLostAfterMs: number;
   /** Test seams that make a crash happen at a chosen point. */
@@ -49,6 +52,8 @@ export interface IngestorDeps {
   readonly logger: Logger;
   readonly settings: IngestorSettings;
   readonly stats: IngestStats;
+  /** The trace each command was started in, for the worker that reads it (absent: no tracing). */
+  readonly traces?: TraceLinks;
 }
 
 /** The metadata of everything the ingestor writes. */

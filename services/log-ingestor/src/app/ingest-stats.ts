@@ -13,6 +13,8 @@ export class IngestStats {
   rowsCommitted = 0;
   /** Chunks found published by a batch that never committed, and adopted as they were. */
   rowsAdopted = 0;
+  /** Output bytes made durable by committed batches (for `/metrics`). */
+  bytesCommitted = 0;
 
   noteBuffered(bytes: number): void {
     if (bytes > this.maxBufferedBytes) this.maxBufferedBytes = bytes;
@@ -25,7 +27,10 @@ export class IngestStats {
   noteRows(rows: readonly { data: Uint8Array }[], adopted = false): void {
     for (const r of rows) if (r.data.length > this.maxRowBytes) this.maxRowBytes = r.data.length;
     if (adopted) this.rowsAdopted += rows.length;
-    else this.rowsCommitted += rows.length;
+    else {
+      this.rowsCommitted += rows.length;
+      for (const r of rows) this.bytesCommitted += r.data.length;
+    }
   }
 
   snapshot(): IngestStatsSnapshot {

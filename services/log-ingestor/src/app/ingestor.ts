@@ -1,5 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { status as GrpcStatus } from '@grpc/grpc-js';
+import { ROOT_CONTEXT } from '@opentelemetry/api';
+import { contextFromTraceparent, inSpan } from '@handplane/platform';
 import { claimCursors, releaseAll, releaseWithError, renewLeases, type Cursor } from './cursors.repository';
 import { LeaseLost } from './commit-batch';
 import type { IngestorDeps } from './deps';
@@ -94,9 +96,12 @@ export class Ingestor {
     const abort = new AbortController();
     const entry: Active = { abort, done: Promise.resolve(), leaseDeadline };
     this.active.set(cur.commandId, entry);
-    entry.done = ingestCommand(this.deps, cur, abort.signal)
+    // The read joins the trace the command was started in (same process only; see TraceLinks).
+    const parent = contextFromTraceparent(this.deps.traces?.get(cur.commandId), ROOT_CONTEXT);
+    entry.done = inSpan('log-ingestor', 'ingest command', { parent, attributes: { 'hp.command_id': cur.commandId } }, () => ingestCommand(this.deps, cur, abort.signal))
       .then(() => {
         this.failures.delete(cur.commandId);
+        this.deps.traces?.forget(cur.commandId);
         this.deps.logger.info({ commandId: cur.commandId, bytes: cur.committedOffset }, 'command output readable');
       })
       .catch((e) => (abort.signal.aborted || e instanceof LeaseLost ? this.dropped(cur, e) : this.failed(cur, e)))

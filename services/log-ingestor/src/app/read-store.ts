@@ -6,6 +6,8 @@ import type { IngestorDeps } from './deps';
 import { LiveText } from './live-text';
 import { PendingBatch, trimToNext, type LogPiece } from './log-tiling';
 import { splitAt } from './output-cap';
+import { publishPrompt } from './publish-prompt';
+import { PromptWatch } from './prompt-watch';
 import type { RunnerAcks } from './runner-acks';
 import type { RunnerLogStream } from './runner-log';
 
@@ -41,6 +43,7 @@ export async function readStoring(ctx: ReadContext, limit: number | null): Promi
   const { flushBytes, flushMs, maxRowBytes, maxTextBytes } = deps.settings;
   const batch = new PendingBatch(cur.committedOffset, maxRowBytes);
   const pipeline = new CommitPipeline(ctx, new LiveText(maxTextBytes));
+  const prompts = new PromptWatch(deps.settings.promptQuietMs ?? 0);
   // At most one commit per `flushMs` (or per `flushBytes`), counted from the last one: the first byte
   // after a quiet spell is committed (and shown) at once, a steady stream is batched.
   let lastFlushAt = performance.now() - flushMs;
@@ -60,10 +63,15 @@ export async function readStoring(ctx: ReadContext, limit: number | null): Promi
       if (signal.aborted) throw new Error(`reading ${cur.commandId} aborted`);
       pipeline.throwIfFailed();
       // While a commit runs, look at it again soon even if the runner is quiet: its failure must not wait for more output.
-      const wait = batch.bytes > 0 ? Math.max(0, lastFlushAt + flushMs - performance.now()) : pipeline.busy ? flushMs : undefined;
+      const flushWait = batch.bytes > 0 ? Math.max(0, lastFlushAt + flushMs - performance.now()) : pipeline.busy ? flushMs : undefined;
+      // A prompt at the end of the output is reported once the command has been quiet long enough.
+      const promptWait = prompts.dueIn(performance.now());
+      const wait = flushWait === undefined ? promptWait : promptWait === undefined ? flushWait : Math.min(flushWait, promptWait);
       const next = await stream.next(wait);
       if (next.kind === 'timeout') {
         await flush(false);
+        const due = prompts.take(performance.now());
+        if (due) await publishPrompt(deps, cur, due);
         continue;
       }
       if (next.kind === 'end') {
@@ -81,7 +89,10 @@ export async function readStoring(ctx: ReadContext, limit: number | null): Promi
       const piece = trimToNext(toPiece(record.value), batch.end);
       if (!piece) continue;
       const [below, past] = limit === null ? [piece, null] : splitAt(piece, limit);
-      if (below) batch.add(below);
+      if (below) {
+        batch.add(below);
+        prompts.push(below.offset + below.data.length, below.data, performance.now());
+      }
       deps.stats.noteBuffered(stream.queuedBytes + batch.bytes + pipeline.bytesInFlight);
       if (past) {
         await flush(false);

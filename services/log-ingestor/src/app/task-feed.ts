@@ -1,4 +1,5 @@
 import { NotFound } from '@handplane/kernel';
+import { currentTraceparent } from '@handplane/platform';
 import { decodeTaskEvent } from '@handplane/contracts';
 import type { TaskEvent, TaskRegistered, TaskStarted } from '@handplane/domain';
 import { insertCursor } from './cursors.repository';
@@ -22,6 +23,7 @@ async function followCommand(deps: IngestorDeps, started: TaskStarted): Promise<
   if (!registered) throw new NotFound(`task ${taskId} has no TaskRegistered before its TaskStarted`);
   const startedMs = Date.parse(startedAt);
   const foregroundUntil = new Date((Number.isNaN(startedMs) ? deps.clock.now().getTime() : startedMs) + registered.data.foregroundWindowMs);
+  deps.traces?.remember(commandId, currentTraceparent());
   const inserted = await insertCursor(deps.pool, { commandId, taskId, conversationId: registered.data.conversationId, attempt, runnerId, foregroundUntil });
   if (inserted) deps.logger.info({ taskId, commandId, attempt, runnerId }, 'following command output');
   return inserted;

@@ -10,6 +10,7 @@ import { identityOfSync } from './sandbox/proc';
 import { readInitStatus, Sandbox, type InitStatus } from './sandbox/sandbox';
 import type { SpoolBudget } from './spool-budget';
 import type { SpoolWriter } from './spool-writer';
+import { CommandStdin } from './stdin';
 import type { ExitInfo } from './types';
 
 /** setTimeout's ceiling; longer backstops are clamped to it (~24.8 days). */
@@ -57,6 +58,8 @@ export class CommandProcess {
   private sandbox: Sandbox | null = null;
   private tail: RawTail | null = null;
   private readonly rawReleased: RawPositions = { stdout: 0, stderr: 0 };
+  /** The command's stdin (WriteStdin); closed until the launch gives it a pipe. */
+  stdin: CommandStdin = CommandStdin.closed('the command has not started');
   private resolveDone!: () => void;
   /** Resolves when the exit record is written (or could not be), or when the runner detached. */
   readonly done = new Promise<void>((resolve) => (this.resolveDone = resolve));
@@ -77,6 +80,7 @@ export class CommandProcess {
       const { child, record, warnings } = await launchSandbox(host, { command: meta.command, cwd: input.cwd, env: input.env, stdoutPath: spool.rawPaths.stdout, stderrPath: spool.rawPaths.stderr, statusPath: spool.statusPath, cgroup });
       for (const warning of warnings) logger.warn({ commandId: meta.commandId, warning }, 'sandbox init warning');
       this.sandbox = new Sandbox(record);
+      this.stdin = new CommandStdin(child.stdin);
       Object.assign(meta, { pid: record.launcherPid, processIdentity: identityOfSync(record.launcherPid), sandbox: record });
       await spool.writeMeta(meta);
       await this.follow({ stdout: 0, stderr: 0 });
@@ -89,6 +93,7 @@ export class CommandProcess {
       }
     } catch (e) {
       if (!(e instanceof LaunchFailed)) throw e;
+      e.child?.stdin?.destroy();
       // Nothing of the command ran; what the launcher printed (bwrap's complaint) is in the raw files.
       await cgroup?.killAll();
       await cgroup?.remove(logger);
@@ -104,6 +109,8 @@ export class CommandProcess {
     const record = this.cmd.meta.sandbox;
     if (!record) throw new Error(`command ${this.cmd.id} has no sandbox to adopt`);
     this.sandbox = new Sandbox(record);
+    // The pipe's write end lived in the runner that started the command: it closed with it.
+    this.stdin = CommandStdin.closed('the runner restarted and re-adopted the command; its stdin closed with the earlier runner (the command read end-of-file)');
     await this.follow(positions);
     this.armTimers();
     if (!this.sandbox.initAlive()) return this.onGone();
@@ -162,6 +169,7 @@ export class CommandProcess {
     if (this.finalizing) return this.finalizing;
     this.detaching ??= (async () => {
       this.clearTimers();
+      this.stdin.destroy('the runner detached from the command');
       await this.tail?.close();
       await this.writer.close();
       this.resolveDone();
@@ -249,6 +257,7 @@ export class CommandProcess {
 
   private async writeExit(failure: string): Promise<void> {
     this.clearTimers();
+    this.stdin.destroy('the command ended');
     await this.waitVerified();
     const status = await readInitStatus(this.cmd.spool.statusPath);
     await this.tail?.finish();

@@ -28,16 +28,17 @@ const show = (g: Generation) => `(epoch ${g.epoch}, attempt ${g.attempt})`;
  * after attempt n+1 started, a stop-all of an older epoch, a duplicate routed to the newer command.
  * Staleness is decided before "already exited", so a misaddressed request is always reported as such.
  * The runner applies a second check when it delivers: the sandbox's init must still be the process
- * it started (pid + start time), so a reused pid is never signalled.
+ * it started (pid + start time), so a reused pid is never signalled. WriteStdin is fenced the same
+ * way (`nothing` names what was not done).
  */
-export function decideSignal(target: FenceTarget, req: FenceRequest): FenceDecision {
+export function decideSignal(target: FenceTarget, req: FenceRequest, nothing = 'nothing was signalled'): FenceDecision {
   if (!req.generation) return { type: 'invalid', reason: 'generation is required' };
   if (req.taskId !== '' && req.taskId !== target.taskId) {
-    return { type: 'stale', reason: `stale task ${JSON.stringify(req.taskId)}: the command belongs to task ${JSON.stringify(target.taskId)}; nothing was signalled` };
+    return { type: 'stale', reason: `stale task ${JSON.stringify(req.taskId)}: the command belongs to task ${JSON.stringify(target.taskId)}; ${nothing}` };
   }
   const g = target.generation;
   if (g.epoch !== req.generation.epoch || g.attempt !== req.generation.attempt) {
-    return { type: 'stale', reason: `stale generation ${show(req.generation)}: the command runs ${show(g)}; nothing was signalled` };
+    return { type: 'stale', reason: `stale generation ${show(req.generation)}: the command runs ${show(g)}; ${nothing}` };
   }
   return target.ended ? { type: 'already_exited' } : { type: 'deliver' };
 }

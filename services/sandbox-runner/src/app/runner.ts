@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { assertNever, IllegalState, NotFound, Unavailable, ValidationError, type Clock } from '@handplane/kernel';
+import { assertNever, IllegalState, NotFound, TooLarge, Unavailable, ValidationError, type Clock } from '@handplane/kernel';
 import type { Logger } from '@handplane/platform';
 import { Command } from './command';
 import { alignDown, CommandProcess } from './command-process';
@@ -12,11 +12,13 @@ import { loadCommands, type LoadedCommand } from './recovery';
 import { removeStrayCgroups } from './sandbox/cgroups';
 import type { SandboxHost } from './sandbox/host';
 import { CommandSpool } from './spool';
+import { STDIN_MAX_WRITE_BYTES, type StdinWriteResult } from './stdin';
 import { SpoolBudget } from './spool-budget';
 import { punchHole } from './spool-release';
 import type { SpoolWriter, SpoolWriterEvents } from './spool-writer';
 import { sameGeneration, type CommandMeta, type CommandView, type ExecInput, type Generation, type LogItem, type SignalKind } from './types';
-import { commandEnv, resolveWorkspaceCwd } from './workspace';
+import { probePort } from './probe';
+import { commandEnv, probeWorkspacePath, resolveWorkspaceCwd } from './workspace';
 
 export interface RunnerOptions {
   /** Absolute data directory: `commands/` (spools) and `workspaces/` live under it. */
@@ -43,6 +45,15 @@ export interface SignalInput {
   readonly kind: SignalKind;
   readonly graceMs: number;
   readonly reason: string;
+}
+
+export interface StdinInput {
+  readonly commandId: string;
+  /** '' when the caller did not say; otherwise it must be the command's task. */
+  readonly taskId: string;
+  readonly generation: Generation | undefined;
+  readonly data: Buffer;
+  readonly close: boolean;
 }
 
 /**
@@ -187,6 +198,46 @@ export class Runner {
       default:
         return assertNever(decision);
     }
+  }
+
+  /**
+   * Writes to a running command's stdin (then closes it when asked), fenced like `signal`: a stale
+   * task or generation is refused and nothing is written. Never logs the data (it may be a secret).
+   */
+  writeStdin(req: StdinInput): StdinWriteResult {
+    if (req.data.length > STDIN_MAX_WRITE_BYTES) throw new TooLarge(`stdin data is ${req.data.length} bytes; at most ${STDIN_MAX_WRITE_BYTES} per call`);
+    const cmd = this.get(req.commandId);
+    const proc = this.processes.get(cmd.id);
+    const decision = decideSignal({ taskId: cmd.meta.taskId, generation: cmd.meta.generation, ended: !!cmd.exit || !proc || proc.finishing }, req, 'nothing was written');
+    switch (decision.type) {
+      case 'invalid':
+        throw new ValidationError(decision.reason, [decision.reason]);
+      case 'stale':
+        this.opts.logger.warn({ commandId: cmd.id, requested: { taskId: req.taskId, generation: req.generation }, current: { taskId: cmd.meta.taskId, generation: cmd.meta.generation }, bytes: req.data.length }, 'stale stdin write dropped');
+        throw new IllegalState(`${decision.reason} (command ${cmd.id})`);
+      case 'already_exited':
+        throw new IllegalState(`command ${cmd.id} has exited; its stdin is gone`);
+      case 'deliver': {
+        const r = proc!.stdin.write(req.data, req.close);
+        this.opts.logger.info({ commandId: cmd.id, bytes: r.written, closed: r.closed }, 'stdin written');
+        return r;
+      }
+      default:
+        return assertNever(decision);
+    }
+  }
+
+  /**
+   * A condition wait's probe (issue 10.1) in the sandbox of `commandId`: a port open on the host's
+   * loopback (commands share the host's network namespace), or a path inside its workspace.
+   */
+  async probe(commandId: string, what: { port: number } | { path: string }): Promise<{ satisfied: boolean; detail: string }> {
+    const cmd = this.get(commandId);
+    if ('port' in what) {
+      if (!Number.isInteger(what.port) || what.port < 1 || what.port > 65535) throw new ValidationError(`port ${what.port} is not a TCP port`, ['port: 1 to 65535']);
+      return probePort(what.port);
+    }
+    return probeWorkspacePath(join(this.opts.dataDir, 'workspaces'), cmd.meta.conversationId, what.path);
   }
 
   /** Spooled output from an offset (see log-reader). */

@@ -32,3 +32,24 @@ export async function resolveWorkspaceCwd(workspacesRoot: string, conversationId
 export function commandEnv(workspace: string, requested: Readonly<Record<string, string>>, path = process.env.PATH || DEFAULT_PATH): Record<string, string> {
   return { PATH: path, HOME: workspace, LANG: 'C.UTF-8', TERM: 'dumb', ...requested };
 }
+
+/**
+ * Whether `path` exists inside the conversation's workspace (condition waits, issue 10.1). Only
+ * relative paths without `..` are accepted; symlinks are resolved, and one that leads out of the
+ * workspace is refused like a `..` (never a probe of the host's files).
+ */
+export async function probeWorkspacePath(workspacesRoot: string, conversationId: string, path: string): Promise<{ satisfied: boolean; detail: string }> {
+  if (!path || path.includes('\0') || path.startsWith('/') || path.split('/').includes('..')) {
+    throw new ValidationError(`path ${JSON.stringify(path)} must be relative to the workspace, without ".."`, ['path escapes the workspace']);
+  }
+  const workspace = await realpath(join(workspacesRoot, conversationId)).catch(() => undefined);
+  if (!workspace) return { satisfied: false, detail: `${path} does not exist (no workspace yet)` };
+  let real: string;
+  try {
+    real = await realpath(join(workspace, path));
+  } catch {
+    return { satisfied: false, detail: `${path} does not exist` };
+  }
+  if (real !== workspace && !real.startsWith(workspace + sep)) throw new ValidationError(`path ${JSON.stringify(path)} leads out of the workspace`, ['path escapes the workspace']);
+  return { satisfied: true, detail: `${path} exists` };
+}

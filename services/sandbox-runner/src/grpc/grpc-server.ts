@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { Server, ServerCredentials } from '@grpc/grpc-js';
 import { RunnerService, type RunnerServer } from '@handplane/proto';
-import { isLoopback } from '@handplane/platform';
+import { isLoopback, type ServiceMetrics } from '@handplane/platform';
+import { instrumentRunner } from './grpc-telemetry';
 
 /** PEM files for mTLS: the server's certificate and key, and the CA that signs client certificates. */
 export interface TlsFiles {
@@ -44,9 +45,9 @@ export function bindServer(host: string, port: number, creds: ServerCredentials)
   });
 }
 
-/** Adds the Runner service to a bound server. */
-export function serveRunner(server: Server, impl: RunnerServer): void {
-  server.addService(RunnerService, impl);
+/** Adds the Runner service to a bound server; every call gets a span (caller's trace from metadata) and is timed. */
+export function serveRunner(server: Server, impl: RunnerServer, metrics?: ServiceMetrics): void {
+  server.addService(RunnerService, instrumentRunner(impl, metrics));
 }
 
 /** Graceful shutdown with a bound: open streams get `timeoutMs` to finish, then are cut. */

@@ -2,6 +2,7 @@ import type { handleUnaryCall, sendUnaryData, ServerUnaryCall, ServerWritableStr
 import type { LogRecord, ReadLogRequest, RunnerServer } from '@handplane/proto';
 import type { Logger } from '@handplane/platform';
 import type { Runner } from '../app/runner';
+import { ValidationError } from '@handplane/kernel';
 import { toGrpcError } from './grpc-errors';
 import { toCommandStatus, toLogRecord, toSignalKind, toSignalOutcome } from './runner.mapper';
 
@@ -33,6 +34,15 @@ export function runnerGrpcService(runner: Runner, id: RunnerIdentity, logger: Lo
       const kind = toSignalKind(req.kind);
       const r = runner.signal({ commandId: req.commandId, taskId: req.taskId, generation: req.generation, kind, graceMs: req.graceMs, reason: req.reason });
       return { outcome: toSignalOutcome(r.outcome), status: toCommandStatus(r.view, id.runnerId) };
+    }),
+    writeStdin: unary('WriteStdin', logger, (req) => {
+      const r = runner.writeStdin({ commandId: req.commandId, taskId: req.taskId, generation: req.generation, data: Buffer.from(req.data), close: req.close });
+      return { written: r.written, closed: r.closed, totalWritten: r.totalWritten };
+    }),
+    probe: unary('Probe', logger, (req) => {
+      const what = req.what;
+      if (!what) throw new ValidationError('a probe needs a port or a path', ['what: port or path']);
+      return runner.probe(req.commandId, what.$case === 'port' ? { port: what.value } : { path: what.value });
     }),
     readLog: (call) => void streamLog(runner, call, logger),
     ack: unary('Ack', logger, async (req) => ({ ackedOffset: await runner.ack(req.commandId, req.offset) })),

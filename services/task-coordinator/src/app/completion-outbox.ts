@@ -30,6 +30,7 @@ export function internalEventFor(task: TaskFacts, f: TaskFinished): InternalTask
       signal: d.signal,
       resultState: d.resultState,
       outputBytes: d.outputBytes,
+      ...(d.receipt ? { receipt: d.receipt } : {}),
     },
     metadata: { at: f.metadata.at, actor: task.userId },
   };

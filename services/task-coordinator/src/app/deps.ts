@@ -2,6 +2,8 @@ import type { Topology } from '@handplane/contracts';
 import type { Clock } from '@handplane/kernel';
 import type { EventStore, Logger, Nats, RunnerRegistry } from '@handplane/platform';
 import type { Pool } from 'pg';
+import type { Budgets } from './budgets';
+import type { Placements } from './placements';
 import type { RunnerPort } from './runner-port';
 import type { TaskRepository } from './task-repository';
 
@@ -25,6 +27,10 @@ export interface CoordinatorSettings {
    * before it ends as never run (an Exec that lands later is killed; see dispatch and reconcile).
    */
   readonly abandonStartAfterMs: number;
+  /** Per-conversation and per-tenant budgets (BUDGET_CONV_*, BUDGET_TENANT_*; 0 = no limit). */
+  readonly budgets: Budgets;
+  /** How long past its deadline an unfinished task is reported as overdue (OVERDUE_GRACE_MS). */
+  readonly overdueGraceMs: number;
 }
 
 /** The resources of the coordinator's application functions; each takes the few it uses. */
@@ -34,9 +40,16 @@ export interface CoordinatorDeps {
   readonly store: EventStore;
   readonly tasks: TaskRepository;
   readonly pool: Pool;
+  /**
+   * Connections for advisory locks (`withLock`), apart from `pool`: a lock held while its work runs
+   * never takes a client the work (or any other handler) needs. Tests may leave it out (then `pool`).
+   */
+  readonly lockPool?: Pool;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly registry: RunnerRegistry;
   readonly runners: RunnerPort;
   readonly settings: CoordinatorSettings;
+  /** Where this instance just placed commands, and which runners just failed an Exec (dispatch); optional in tests. */
+  readonly placements?: Placements;
 }

@@ -3,6 +3,7 @@ import type { Logger, RunnerRecord, RunnerRegistry } from '@handplane/platform';
 import type { CoordinatorDeps } from './deps';
 import { chooseRunner } from './dispatch';
 import { commandIdFor, taskIdFor } from './ids';
+import { Placements } from './placements';
 import type { ExecOrder, RunnerPort } from './runner-port';
 import { deadlineFor } from './start-task';
 
@@ -25,6 +26,7 @@ function deps(records: RunnerRecord[], known: string[] = []) {
     exec: async () => undefined,
     knows: async (address) => known.includes(address),
     signal: async () => 'delivered',
+    writeStdin: async () => ({ written: 0, closed: false, totalWritten: 0 }),
     list: async () => ({ runnerId: 'r', bootId: 'b', commands: [] }),
     close: () => undefined,
   };
@@ -65,5 +67,35 @@ describe('start-task rules', () => {
     const t = taskIdFor('acme', 'r1');
     expect(commandIdFor(t, 1)).not.toBe(commandIdFor(t, 2));
     expect(t).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
+});
+
+describe('chooseRunner with the placements of this coordinator', () => {
+  it('spreads a burst over equally idle runners instead of sending it all to the lowest id (heartbeats lag behind)', async () => {
+    const placements = new Placements();
+    const d = { ...deps([rec('runner-a', 0), rec('runner-b', 0), rec('runner-c', 0)]), placements };
+    const chosen: string[] = [];
+    for (let i = 0; i < 4; i++) chosen.push((await chooseRunner(d, order, false)).runnerId);
+    expect(chosen).toEqual(['runner-a', 'runner-b', 'runner-c', 'runner-a']);
+  });
+
+  it('forgets placements once a newer heartbeat counts them', async () => {
+    const placements = new Placements();
+    await chooseRunner({ ...deps([rec('runner-a', 0), rec('runner-b', 0)]), placements }, order, false);
+    const later = new FixedClock(new Date(clock.now().getTime() + 5000).toISOString());
+    const beat = (r: RunnerRecord) => ({ ...r, heartbeatAt: later.now().toISOString() });
+    // runner-a's new heartbeat counts the command (running 1); runner-b is idle: b is next, then a and b tie again.
+    const d = { ...deps([beat(rec('runner-a', 1)), beat(rec('runner-b', 0))]), clock: later, placements };
+    expect((await chooseRunner(d, order, false)).runnerId).toBe('runner-b');
+    expect(placements.pending(beat(rec('runner-a', 1)))).toBe(0);
+  });
+
+  it('avoids a runner whose Exec just failed while another one is open, and uses it when it is the only one', async () => {
+    const placements = new Placements(10_000);
+    placements.unreachable('runner-a', clock.now().getTime());
+    expect((await chooseRunner({ ...deps([rec('runner-a', 0), rec('runner-b', 3)]), placements }, order, false)).runnerId).toBe('runner-b');
+    expect((await chooseRunner({ ...deps([rec('runner-a', 0)]), placements }, order, false)).runnerId).toBe('runner-a');
+    const later = new FixedClock(new Date(clock.now().getTime() + 10_001).toISOString());
+    expect(placements.reachable('runner-a', later.now().getTime())).toBe(true);
   });
 });

@@ -10,7 +10,7 @@ import { requestStop } from './stop-task';
 /** Why a start is given up when no runner took it within the allowed deliveries (transient: the retry policy may try again). */
 export const NO_RUNNER = 'no runner available';
 
-type Deps = Pick<CoordinatorDeps, 'tasks' | 'registry' | 'runners' | 'clock' | 'logger' | 'settings' | 'pool'>;
+type Deps = Pick<CoordinatorDeps, 'tasks' | 'registry' | 'runners' | 'clock' | 'logger' | 'settings' | 'pool' | 'placements'>;
 
 /**
  * Which delivery of the message this is. Delivery `max` is the last that tries a runner; it gives
@@ -40,15 +40,21 @@ export async function runnerHolding(d: Pick<Deps, 'registry' | 'runners' | 'cloc
  * Picks the runner for a command: on a redelivery, the runner that already has it (the command must
  * not run twice); otherwise the live runner with the fewest running commands and room left.
  */
-export async function chooseRunner(d: Pick<Deps, 'registry' | 'runners' | 'clock' | 'settings'>, order: ExecOrder, redelivered: boolean): Promise<RunnerRecord> {
+export async function chooseRunner(d: Pick<Deps, 'registry' | 'runners' | 'clock' | 'settings' | 'placements'>, order: ExecOrder, redelivered: boolean): Promise<RunnerRecord> {
   const live = await liveRunners(d as Deps);
   if (live.length === 0) throw new Unavailable('no live runner in the registry');
   const holding = redelivered ? await runnerHolding(d, order, live) : undefined;
   if (holding) return holding;
-  const open = live.filter((r) => r.capacity === 0 || r.running < r.capacity);
+  // From here on nothing awaits: the count and the placement below are one step.
+  const nowMs = d.clock.now().getTime();
+  const load = new Map(live.map((r) => [r.runnerId, r.running + (d.placements?.pending(r) ?? 0)]));
+  const open = live.filter((r) => r.capacity === 0 || load.get(r.runnerId)! < r.capacity);
   if (open.length === 0) throw new Unavailable('every live runner is at capacity');
-  open.sort((a, b) => a.running - b.running || a.runnerId.localeCompare(b.runnerId));
-  return open[0]!;
+  const reachable = open.filter((r) => d.placements?.reachable(r.runnerId, nowMs) ?? true);
+  const pick = reachable.length > 0 ? reachable : open;
+  pick.sort((a, b) => load.get(a.runnerId)! - load.get(b.runnerId)! || a.runnerId.localeCompare(b.runnerId));
+  d.placements?.place(pick[0]!.runnerId, nowMs);
+  return pick[0]!;
 }
 
 const now = (d: Deps) => ({ at: d.clock.now().toISOString(), actor: SYSTEM_ACTOR });
@@ -115,7 +121,14 @@ export async function dispatchTask(d: Deps, taskId: string, delivery: Delivery, 
       runner = holding;
     } else {
       runner = await chooseRunner(d, order, delivery.count > 1);
-      await d.runners.exec(runner.address, order);
+      const chosen = runner;
+      await d.runners.exec(runner.address, order).then(
+        () => d.placements?.reached(chosen.runnerId),
+        (e: unknown) => {
+          if (!(e instanceof ValidationError)) d.placements?.unreachable(chosen.runnerId, d.clock.now().getTime());
+          throw e;
+        },
+      );
     }
   } catch (e) {
     if (e instanceof ValidationError) return failStart(d, taskId, attempt, e.message);

@@ -1,6 +1,7 @@
 import { DeliverPolicy } from '@nats-io/jetstream';
 import { decodeConversationEvent, MalformedEvent, type Topology } from '@handplane/contracts';
 import type { EpochEnded } from '@handplane/domain';
+import { Unavailable } from '@handplane/kernel';
 import type { Projection } from '@handplane/platform';
 import type { Pool, PoolClient } from 'pg';
 import type { CoordinatorDeps } from './deps';
@@ -34,6 +35,8 @@ export async function recordEpoch(db: Pool | PoolClient, conversationId: string,
 }
 
 const MARK = Buffer.from('"epoch.ended"');
+/** How long scanning a conversation's subject for `epoch.ended` may take. */
+const SCAN_TIMEOUT_MS = 60_000;
 
 /** Decodes an `epoch.ended`, or null for anything else (a cheap byte test first: CONV carries all the output). */
 function epochEnded(data: Uint8Array): EpochEnded | null {
@@ -54,6 +57,9 @@ export function epochsProjection(t: Topology): Projection {
   return {
     name: EPOCHS_PROJECTION,
     stream: t.streams.CONV,
+    tables: ['conversation_epochs'],
+    // `updated_at` is when the row was last written, not something the events say.
+    volatileColumns: { conversation_epochs: ['updated_at'] },
     async apply(c, m) {
       const e = epochEnded(m.data);
       if (e) await recordEpoch(c, conversationOf(m.subject), e.data.nextEpoch, m.seq);
@@ -74,14 +80,23 @@ export async function scanEpochs(d: Pick<CoordinatorDeps, 'nats' | 't'>, convers
   const consumer = await d.nats.js.consumers.get(stream, { filter_subjects: subject, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: afterSeq + 1 });
   const iter = await consumer.consume({ max_messages: 512 });
   let latest: KnownEpoch | null = null;
+  let complete = false;
+  // Bounded, and the ephemeral consumer deleted at once (as EventStore.read does).
+  const timer = setTimeout(() => void iter.close().catch(() => undefined), SCAN_TIMEOUT_MS);
   try {
     for await (const m of iter) {
       const e = epochEnded(m.data);
       if (e && (!latest || e.data.nextEpoch > latest.epoch)) latest = { epoch: e.data.nextEpoch, endedSeq: m.seq };
-      if (m.seq >= last.seq) break;
+      if (m.seq >= last.seq) {
+        complete = true;
+        break;
+      }
     }
   } finally {
+    clearTimeout(timer);
     await iter.close().catch(() => undefined);
+    void consumer.delete().catch(() => undefined);
   }
+  if (!complete) throw new Unavailable(`reading ${subject} did not reach sequence ${last.seq} in time`);
   return { lastSeq: last.seq, latest };
 }

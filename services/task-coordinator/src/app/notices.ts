@@ -33,11 +33,16 @@ export function noticesFor(task: TaskFacts, stored: StoredEvent<TaskEvent>): Not
     case 'TaskBackgrounded':
       return [{ msgId: id, event: { type: 'task.backgrounded', data: { taskId: e.data.taskId, commandId: e.data.commandId }, metadata } }];
     case 'TaskStopRequested':
-      return [{ msgId: id, event: { type: 'task.stopping', data: { taskId: e.data.taskId, commandId: e.data.commandId, reason: e.data.reason }, metadata } }];
-    case 'TaskFinished': {
-      const { taskId, commandId, status, exitCode, signal, resultState, outputBytes } = e.data;
       return [
-        { msgId: id, event: { type: 'task.finished', data: { taskId, commandId, status, exitCode, signal }, metadata } },
+        {
+          msgId: id,
+          event: { type: 'task.stopping', data: { taskId: e.data.taskId, commandId: e.data.commandId, attempt: e.data.attempt, reason: e.data.reason, requestedBy: e.data.requestedBy }, metadata },
+        },
+      ];
+    case 'TaskFinished': {
+      const { taskId, commandId, status, exitCode, signal, resultState, outputBytes, receipt } = e.data;
+      return [
+        { msgId: id, event: { type: 'task.finished', data: { taskId, commandId, status, exitCode, signal, ...(receipt ? { receipt } : {}) }, metadata } },
         { msgId: `${id}:result`, event: { type: 'task.result', data: { taskId, commandId, resultState, outputBytes }, metadata } },
       ];
     }

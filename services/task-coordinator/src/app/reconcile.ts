@@ -7,7 +7,7 @@ import type { RunnerCommand, RunnerListing } from './runner-port';
 import { settleFromCommand } from './settle-task';
 import { withLock } from './task-lock';
 
-type Deps = Pick<CoordinatorDeps, 't' | 'store' | 'tasks' | 'pool' | 'clock' | 'logger' | 'registry' | 'runners' | 'settings'>;
+type Deps = Pick<CoordinatorDeps, 't' | 'store' | 'tasks' | 'pool' | 'lockPool' | 'clock' | 'logger' | 'registry' | 'runners' | 'settings'>;
 
 /** What one reconciliation pass did. Running it again right away does nothing new. */
 export interface ReconcileReport {
@@ -51,7 +51,7 @@ export class Reconciler {
 
   /** One pass, or undefined when another coordinator is running one. */
   async run(): Promise<ReconcileReport | undefined> {
-    return withLock(this.d.pool, 'reconcile', () => this.pass());
+    return withLock(this.d.lockPool ?? this.d.pool, 'reconcile', () => this.pass());
   }
 
   private async pass(): Promise<ReconcileReport> {

@@ -23,6 +23,23 @@ export interface SignalOrder {
   readonly reason: string;
 }
 
+/** Input for a running command's stdin (then close it when `close`), fenced by the generation it targets. */
+export interface StdinOrder {
+  readonly commandId: string;
+  readonly taskId: string;
+  readonly epoch: number;
+  readonly attempt: number;
+  readonly data: Buffer;
+  readonly close: boolean;
+}
+
+/** What the runner did with a stdin write. */
+export interface StdinOutcome {
+  readonly written: number;
+  readonly closed: boolean;
+  readonly totalWritten: number;
+}
+
 /** What the runner did with a signal. */
 export type SignalOutcome = 'delivered' | 'already_exited';
 
@@ -55,7 +72,18 @@ export interface RunnerPort {
   /** True when the runner already knows this attempt (an earlier Exec reached it). */
   knows(address: string, commandId: string, attempt: number): Promise<boolean>;
   signal(address: string, order: SignalOrder): Promise<SignalOutcome>;
+  /**
+   * Throws Conflict for a stale generation or a command that does not read its input (back-pressure),
+   * IllegalState when its stdin is closed or it exited, TooLarge, Unavailable otherwise.
+   */
+  writeStdin(address: string, order: StdinOrder): Promise<StdinOutcome>;
   /** Throws Unavailable when the runner cannot answer. */
   list(address: string): Promise<RunnerListing>;
+  /**
+   * A condition wait's probe in the command's sandbox (issue 10.1): a port open, or a path in its
+   * workspace. Throws ValidationError for a path the runner refuses, Unavailable otherwise. Optional:
+   * ports written before it (test doubles) have none, and the watcher then waits for the timeout.
+   */
+  probe?(address: string, commandId: string, what: { port: number } | { path: string }): Promise<{ satisfied: boolean; detail: string }>;
   close(): void;
 }

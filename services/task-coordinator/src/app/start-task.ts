@@ -1,5 +1,6 @@
 import type { StartTaskRequest } from '@handplane/contracts';
 import { Conflict, IllegalState, ValidationError } from '@handplane/kernel';
+import { checkStartBudget } from './budgets';
 import type { CoordinatorDeps } from './deps';
 import { knownEpoch } from './epochs';
 import { commandIdFor, taskIdFor } from './ids';
@@ -38,6 +39,9 @@ export async function startTask(d: Deps, req: StartTaskRequest): Promise<Reply> 
     if (before) return before;
     throw new Conflict(`epoch ${req.epoch} of this conversation has ended (stop-all); it is at epoch ${known.epoch}`);
   }
+  // A retried request answers its task whatever the budgets say now (the decider still refuses a
+  // different task under the same request id); only a new task is counted.
+  if (!(await d.tasks.load(taskId)).registered) await checkStartBudget(d, req.tenant, req.conversationId);
   const commandId = commandIdFor(taskId, FIRST_ATTEMPT);
   const r = await d.tasks.execute(
     taskId,

@@ -38,8 +38,9 @@ async function stopTasks(d: Deps, tasks: readonly Unfinished[], requestedBy: str
 /**
  * `stop-all` (POST /v1/conversations/:id/stop-all): ends epoch `req.epoch` of the conversation by
  * appending `epoch.ended` to `conv.<id>`, expecting the subject's last sequence seen while reading it
- * for earlier `epoch.ended` events (so two stop-alls never both end one epoch), then stops every
- * unfinished task of that epoch (fenced by its generation at the runner). A repeated or late
+ * for earlier `epoch.ended` events (so two stop-alls never both end one epoch), and answers; every
+ * unfinished task of that epoch is then stopped in the background (fenced by its generation at the
+ * runner), and by the epoch sweep when that does not finish. A repeated or late
  * stop-all for an epoch already ended answers the current epoch and touches nothing; the running
  * agent turn is stopped by the runtime when it reads `epoch.ended`.
  */
@@ -70,6 +71,9 @@ export async function stopAll(d: Deps, req: StopAllRequest): Promise<Reply> {
     }
     await recordEpoch(d.pool, req.conversationId, req.epoch + 1, seq);
     d.logger.info({ conversationId: req.conversationId, epoch: req.epoch, stopping: tasks.length }, 'epoch ended');
+    // Answered now (202): stopping hundreds of tasks (each signal fenced at its runner) outlasts any
+    // caller's wait. The ended epoch is durable (CONV and conversation_epochs), so what this does not
+    // finish (a crash, a runner away) the epoch sweep and the stop sweep carry out.
     await stopTasks(d, tasks, req.userId);
     return { ok: true, epoch: req.epoch + 1, stopping: event.data.stoppedTaskIds };
   }

@@ -4,7 +4,7 @@ import { inBatches } from './batches';
 import { SYSTEM_ACTOR, type CoordinatorDeps } from './deps';
 import { withLock } from './task-lock';
 
-type Deps = Pick<CoordinatorDeps, 'tasks' | 'registry' | 'runners' | 'clock' | 'logger' | 'settings' | 'pool'>;
+type Deps = Pick<CoordinatorDeps, 'tasks' | 'registry' | 'runners' | 'clock' | 'logger' | 'settings' | 'pool' | 'lockPool'>;
 type Stopping = Extract<TaskState, { status: 'stopping' }>;
 
 /** Where carrying out a stop got to. */
@@ -66,7 +66,7 @@ async function carryOut(d: Deps, taskId: string): Promise<StopProgress> {
  * time per task (advisory lock).
  */
 export async function carryOutStop(d: Deps, taskId: string): Promise<StopProgress> {
-  return (await withLock(d.pool, `stop:${taskId}`, () => carryOut(d, taskId))) ?? 'busy';
+  return (await withLock(d.lockPool ?? d.pool, `stop:${taskId}`, () => carryOut(d, taskId))) ?? 'busy';
 }
 
 /**

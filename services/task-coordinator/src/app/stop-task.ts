@@ -4,7 +4,7 @@ import { Conflict, IllegalState, NotFound } from '@handplane/kernel';
 import type { CoordinatorDeps } from './deps';
 import { carryOutStop } from './stop-signal';
 
-type Deps = Pick<CoordinatorDeps, 'tasks' | 'registry' | 'runners' | 'clock' | 'logger' | 'settings' | 'pool'>;
+type Deps = Pick<CoordinatorDeps, 'tasks' | 'registry' | 'runners' | 'clock' | 'logger' | 'settings' | 'pool' | 'lockPool'>;
 
 const SUBJECT_TOKEN = /^[A-Za-z0-9_-]+$/;
 
@@ -12,12 +12,25 @@ const SUBJECT_TOKEN = /^[A-Za-z0-9_-]+$/;
  * RequestStop → TaskStopRequested (`stopping`). `attempt` fences the request (Conflict for another
  * attempt); a task already stopping stays as it is. Throws IllegalState for a finished task.
  */
-export async function requestStop(d: Pick<Deps, 'tasks' | 'clock'>, taskId: string, stop: { reason: StopReason; requestedBy: string; attempt?: number }): Promise<TaskState> {
+/** A stop as the coordinator asks for it; `detail` says why in words when a policy asks (budgets). */
+export interface StopAsk {
+  readonly reason: StopReason;
+  readonly requestedBy: string;
+  readonly attempt?: number;
+  readonly detail?: string;
+}
+
+export async function requestStop(d: Pick<Deps, 'tasks' | 'clock'>, taskId: string, stop: StopAsk): Promise<TaskState> {
   const r = await d.tasks.execute(
     taskId,
     {
       type: 'RequestStop',
-      data: { reason: stop.reason, requestedBy: stop.requestedBy, ...(stop.attempt === undefined ? {} : { attempt: stop.attempt }) },
+      data: {
+        reason: stop.reason,
+        requestedBy: stop.requestedBy,
+        ...(stop.attempt === undefined ? {} : { attempt: stop.attempt }),
+        ...(stop.detail ? { detail: stop.detail } : {}),
+      },
       metadata: { at: d.clock.now().toISOString(), actor: stop.requestedBy },
     },
     (events) => `stop-requested:${taskId}:${events[0]?.data.attempt ?? 0}`,
@@ -26,7 +39,7 @@ export async function requestStop(d: Pick<Deps, 'tasks' | 'clock'>, taskId: stri
 }
 
 /** Requests the stop, then carries it out at once; what cannot be done now (runner unreachable) the stop sweep retries. */
-export async function stopAndSignal(d: Deps, taskId: string, stop: { reason: StopReason; requestedBy: string; attempt?: number }): Promise<TaskState> {
+export async function stopAndSignal(d: Deps, taskId: string, stop: StopAsk): Promise<TaskState> {
   const state = await requestStop(d, taskId, stop);
   try {
     await carryOutStop(d, taskId);

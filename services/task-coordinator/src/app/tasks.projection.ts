@@ -49,7 +49,7 @@ async function applyTask(c: PoolClient, seq: number, e: TaskEvent): Promise<void
       // The next attempt is a new command: everything measured from the last start starts over.
       await set(
         `status = 'starting', command_id = $3, attempt = $4, runner_id = NULL, started_at = NULL, foreground_until = NULL, deadline_at = NULL,
-         exit_code = NULL, signal = NULL, output_bytes = 0, result_state = 'result_pending'`,
+         exit_code = NULL, signal = NULL, output_bytes = 0, result_state = 'result_pending', receipt = NULL`,
         [e.data.commandId, e.data.attempt],
       );
       return;
@@ -57,8 +57,8 @@ async function applyTask(c: PoolClient, seq: number, e: TaskEvent): Promise<void
       const d = e.data;
       await set(
         `status = $3, exit_code = $4, signal = $5, output_bytes = $6, finished_at = $7,
-         result_state = CASE WHEN result_state = 'delivered' THEN result_state ELSE $8 END`,
-        [d.status, d.exitCode, d.signal, d.outputBytes, d.finishedAt, d.resultState],
+         result_state = CASE WHEN result_state = 'delivered' THEN result_state ELSE $8 END, receipt = $9`,
+        [d.status, d.exitCode, d.signal, d.outputBytes, d.finishedAt, d.resultState, d.receipt ? JSON.stringify(d.receipt) : null],
       );
       return;
     }
@@ -99,6 +99,7 @@ export function tasksProjection(t: Topology): Projection {
   return {
     name: TASKS_PROJECTION,
     stream: t.streams.TASKS,
+    tables: ['tasks'],
     async apply(c, m) {
       if (m.subject.startsWith(taskPrefix)) await applyTask(c, m.seq, decodeTaskEvent(m.data));
       else if (m.subject.startsWith(cmdPrefix)) await applyCommand(c, m.seq, decodeSandboxCommandEvent(m.data));

@@ -1,6 +1,7 @@
 import type { ValidateTaskWaitRequest } from '@handplane/contracts';
 import { isTerminalStatus } from '@handplane/domain';
 import type { CoordinatorDeps } from './deps';
+import { checkConditions, registerConditions } from './wait-conditions';
 
 /** The answer for one id. */
 export interface WaitCheck {
@@ -29,12 +30,17 @@ async function check(d: Pick<CoordinatorDeps, 'tasks'>, conversationId: string, 
  * moment ago is never accepted as a wait target.
  */
 export async function validateTaskWait(
-  d: Pick<CoordinatorDeps, 'tasks'>,
+  d: Pick<CoordinatorDeps, 'tasks' | 'pool' | 'clock'>,
   req: ValidateTaskWaitRequest,
 ): Promise<{ ok: true; valid: boolean; results: WaitCheck[] }> {
   const ids = [...new Set(req.taskIds)];
   const results: WaitCheck[] = [];
   // A few reads at a time: up to 100 ids, each its own subject.
   for (let i = 0; i < ids.length; i += 8) results.push(...(await Promise.all(ids.slice(i, i + 8).map((id) => check(d, req.conversationId, id)))));
-  return { ok: true, valid: results.every((r) => r.valid), results };
+  const conditions = req.conditions ?? [];
+  if (conditions.length === 0) return { ok: true, valid: results.every((r) => r.valid), results };
+  const checked = checkConditions(req, results);
+  const valid = checked.every((r) => r.valid);
+  if (valid) await registerConditions(d, req);
+  return { ok: true, valid, results: checked };
 }

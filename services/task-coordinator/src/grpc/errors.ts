@@ -1,5 +1,5 @@
 import { status, type ServiceError } from '@grpc/grpc-js';
-import { Conflict, NotFound, Unavailable, ValidationError, type DomainError } from '@handplane/kernel';
+import { Conflict, IllegalState, NotFound, TooLarge, Unavailable, ValidationError, type DomainError } from '@handplane/kernel';
 
 const detailOf = (e: unknown): string => {
   const err = e as Partial<ServiceError>;
@@ -36,6 +36,26 @@ export function fromSignalError(e: unknown): DomainError {
       return new NotFound(`the runner does not know the command: ${detail}`, { cause: e });
     default:
       return fromGrpcError(e, 'signal');
+  }
+}
+
+/**
+ * A WriteStdin's errors: FAILED_PRECONDITION is either the generation fence ("stale …": Conflict) or a
+ * stdin that is closed / a command that exited (IllegalState); ABORTED the runner's back-pressure.
+ */
+export function fromStdinError(e: unknown): DomainError {
+  const detail = detailOf(e);
+  switch ((e as Partial<ServiceError>).code) {
+    case status.FAILED_PRECONDITION:
+      return detail.startsWith('stale') ? new Conflict(`stale stdin write refused by the runner: ${detail}`, { cause: e }) : new IllegalState(detail, { cause: e });
+    case status.ABORTED:
+      return new Conflict(detail, { cause: e });
+    case status.RESOURCE_EXHAUSTED:
+      return new TooLarge(detail, { cause: e });
+    case status.NOT_FOUND:
+      return new IllegalState(`the runner does not know the command: ${detail}`, { cause: e });
+    default:
+      return fromGrpcError(e, 'write stdin');
   }
 }
 

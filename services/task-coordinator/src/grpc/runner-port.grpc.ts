@@ -1,8 +1,8 @@
 import { unary, type Logger, type RunnerClients } from '@handplane/platform';
-import { CommandState, SignalKind, SignalOutcome, type CommandStatus, type ExecRequest, type SignalRequest } from '@handplane/proto';
+import { CommandState, SignalKind, SignalOutcome, type CommandStatus, type ExecRequest, type SignalRequest, type WriteStdinRequest } from '@handplane/proto';
 import { Conflict } from '@handplane/kernel';
-import type { ExecOrder, RunnerCommand, RunnerPort, SignalOrder } from '../app/runner-port';
-import { fromGrpcError, fromSignalError, isNotFound } from './errors';
+import type { ExecOrder, RunnerCommand, RunnerPort, SignalOrder, StdinOrder } from '../app/runner-port';
+import { fromGrpcError, fromSignalError, fromStdinError, isNotFound } from './errors';
 
 /** The domain → proto mapping of an Exec. */
 export function toExecRequest(o: ExecOrder): ExecRequest {
@@ -29,6 +29,11 @@ export function toSignalRequest(o: SignalOrder): SignalRequest {
     graceMs: o.graceMs,
     reason: o.reason,
   };
+}
+
+/** The domain → proto mapping of a WriteStdin. */
+export function toWriteStdinRequest(o: StdinOrder): WriteStdinRequest {
+  return { commandId: o.commandId, taskId: o.taskId, generation: { epoch: o.epoch, attempt: o.attempt }, data: o.data, close: o.close };
 }
 
 const STATES: Partial<Record<CommandState, RunnerCommand['state']>> = {
@@ -76,6 +81,24 @@ export function grpcRunnerPort(clients: RunnerClients, logger: Logger, callTimeo
       }
       if (outcome === SignalOutcome.SIGNAL_OUTCOME_STALE) throw new Conflict(`runner reports a stale generation for ${order.commandId}; nothing was signalled`);
       return outcome === SignalOutcome.SIGNAL_OUTCOME_ALREADY_EXITED ? 'already_exited' : 'delivered';
+    },
+    async writeStdin(address, order) {
+      const c = clients.get(address);
+      try {
+        const r = await unary(c.writeStdin.bind(c), toWriteStdinRequest(order), callTimeoutMs);
+        return { written: r.written, closed: r.closed, totalWritten: r.totalWritten };
+      } catch (e) {
+        throw fromStdinError(e);
+      }
+    },
+    async probe(address, commandId, what) {
+      const c = clients.get(address);
+      try {
+        const r = await unary(c.probe.bind(c), { commandId, what: 'port' in what ? { $case: 'port', value: what.port } : { $case: 'path', value: what.path } }, callTimeoutMs);
+        return { satisfied: r.satisfied, detail: r.detail };
+      } catch (e) {
+        throw fromGrpcError(e, 'probe');
+      }
     },
     async list(address) {
       const c = clients.get(address);

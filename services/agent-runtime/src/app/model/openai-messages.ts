@@ -36,9 +36,20 @@ export function toChatMessages(transcript: readonly TranscriptEntry[]): ChatMess
         break;
       case 'task_event': {
         const { kind: _k, ...data } = e;
-        out.push({ role: 'user', content: `[task] task ${e.taskId} finished: ${json(data)}. Read its output with read_output.` });
+        // The receipt's sentence first: the model is told how the task ended, never a bare status.
+        const how = e.receipt ? e.receipt.summary : `${e.status} (no receipt recorded)`;
+        out.push({ role: 'user', content: `[task] task ${e.taskId} ${how}: ${json(data)}. Read its output with read_output.` });
         break;
       }
+      case 'task_condition':
+        out.push({
+          role: 'user',
+          content:
+            e.outcome === 'matched'
+              ? `[task] task ${e.taskId} is still running; its output matched ${json(e.until)} at offset ${e.offset}: ${json(e.line)}. Declare another wait, read its output, or stop it.`
+              : `[task] task ${e.taskId} is still running; ${e.detail}. Declare another wait, read its output, or stop it.`,
+        });
+        break;
       case 'guard':
         out.push({ role: 'user', content: `[runtime] ${e.rule}: ${e.detail}` });
         break;

@@ -202,6 +202,19 @@ describe('scripted model', () => {
     expect(lastText(rs)).toBe('`a` → signal SIGTERM (cancelled)\n`b` → exit 124 (timed_out)');
   });
 
+  it('tells a task that did not simply exit as its receipt says (issue 10.4)', () => {
+    const t = [user('$ a\n$ b')];
+    const killed = { outcome: 'killed', summary: 'killed by SIGTERM at the request of user bob' };
+    const exited = { outcome: 'exited', summary: 'exited with code 0' };
+    const rs = turn(t, {
+      exec: (c) =>
+        c.args.command === 'a'
+          ? ok(finished('ta', null, { status: 'cancelled', signal: 'SIGTERM', receipt: killed }))
+          : ok(finished('tb', 0, { receipt: exited })),
+    });
+    expect(lastText(rs)).toBe('`a` → killed by SIGTERM at the request of user bob (cancelled)\n`b` → exit 0');
+  });
+
   it('stops instead of repeating a refused todo list', () => {
     const t = [user('$ a')];
     const rs = turn(t, { write_todos: () => err('invalid todo list: boom') });

@@ -10,7 +10,9 @@ export { parseCommands } from './scripted-plan';
  * from its checkpoint and tests are exact. For the last user message it reads `$ <command>` lines
  * (one todo each, run in order with `exec`; a command that goes to the background is waited for
  * with `wait_for_tasks` and read when it wakes the run; finally a summary of exit codes) and
- * `? <question>` lines (asked with `ask_user`; the answer continues the plan). `#fake-complete`,
+ * `? <question>` lines (asked with `ask_user`; the answer continues the plan), and `< <text>`
+ * lines after a command (its input: written with `write_stdin` once the command runs in the
+ * background, e.g. the answer to a `[y/N]` prompt). `#fake-complete`,
  * `#poll`, `#detach` and `#idle` make it misbehave once each, on purpose; the runtime must refuse
  * every attempt, after which it behaves. Before ending a turn it looks after the todos of earlier
  * messages still open (a person's message ends the wait, G7): it waits for their tasks again, or
@@ -91,6 +93,11 @@ function nextForBackground(plan: Plan, i: number, callId: string): ModelResponse
   const taskId = cmd.taskId!;
   const readOutput = { toolCalls: [{ callId, name: 'read_output', args: { taskId } }] };
   if (plan.finishedTasks.has(taskId)) return readOutput;
+  // The command waits for its `< input` lines (a prompt): write them once, then wait as for any task.
+  const input = plan.script.stdin[i];
+  if (input?.length && !cmd.stdinSent) {
+    return { toolCalls: [{ callId, name: 'write_stdin', args: { taskId, attempt: cmd.attempt ?? 1, data: input.map((l) => `${l}\n`).join('') } }] };
+  }
   const wait = plan.waits.get(taskId);
   if (!wait) {
     if (wants(plan, 'fake-complete')) {
@@ -138,6 +145,8 @@ function summary(plan: Plan): string {
 
 function describe(o: Outcome): string {
   if (o.kind === 'error') return `not run: ${o.message}`;
+  // Anything but a plain exit is told as its receipt says (killed at whose request, lost, …).
+  if (o.receipt && o.receipt.outcome !== 'exited') return `${o.receipt.summary} (${o.status})`;
   const code = o.exitCode !== null ? `exit ${o.exitCode}` : o.signal ? `signal ${o.signal}` : 'no exit code';
   return o.status === 'succeeded' || o.status === 'failed' ? code : `${code} (${o.status})`;
 }

@@ -22,6 +22,8 @@ export interface Script {
   readonly questions: string[];
   readonly steps: Step[];
   readonly directives: ReadonlySet<Directive>;
+  /** `< <text>` lines after a command: its input, one line each (sent with `write_stdin` once it runs in the background). */
+  readonly stdin: string[][];
 }
 
 /** The `$ <command>` lines of a message, in order. */
@@ -30,19 +32,32 @@ export function parseCommands(text: string): string[] {
 }
 
 export function parseScript(text: string): Script {
-  const s: Script = { commands: [], questions: [], steps: [], directives: new Set() };
+  const s: Script = { commands: [], questions: [], steps: [], directives: new Set(), stdin: [] };
   for (const line of text.split(/\r?\n/)) {
     const cmd = /^\s*\$\s+(.*\S)\s*$/.exec(line)?.[1];
     const question = /^\s*\?\s+(.*\S)\s*$/.exec(line)?.[1];
     const directive = /^\s*#([a-z-]+)\s*$/.exec(line)?.[1] as Directive | undefined;
-    if (cmd !== undefined) s.steps.push({ kind: 'command', index: s.commands.push(cmd) - 1 });
+    const input = /^\s*<(?: (.*))?$/.exec(line);
+    if (input && s.commands.length > 0) (s.stdin[s.commands.length - 1] ??= []).push(input[1] ?? '');
+    else if (cmd !== undefined) s.steps.push({ kind: 'command', index: s.commands.push(cmd) - 1 });
     else if (question !== undefined) s.steps.push({ kind: 'question', index: s.questions.push(question) - 1 });
     else if (directive && DIRECTIVES.includes(directive)) (s.directives as Set<Directive>).add(directive);
   }
   return s;
 }
 
-export type Outcome = { kind: 'exit'; status: string; exitCode: number | null; signal: string | null } | { kind: 'error'; message: string };
+/** `receipt`: how the task ended (issue 10.4), when the runtime told the model. */
+export type Outcome =
+  | { kind: 'exit'; status: string; exitCode: number | null; signal: string | null; receipt?: { outcome: string; summary: string } }
+  | { kind: 'error'; message: string };
+
+const exitOutcome = (r: { status: string; exitCode: number | null; signal: string | null; receipt?: { outcome: string; summary: string } }): Outcome => ({
+  kind: 'exit',
+  status: r.status,
+  exitCode: r.exitCode,
+  signal: r.signal,
+  ...(r.receipt ? { receipt: { outcome: r.receipt.outcome, summary: r.receipt.summary } } : {}),
+});
 type TaskInfo = Extract<TranscriptEntry, { kind: 'task_event' }>;
 
 export interface CommandState {
@@ -50,6 +65,10 @@ export interface CommandState {
   callId?: string;
   taskId?: string;
   background?: boolean;
+  /** The attempt `exec` reported for a background task. */
+  attempt?: number;
+  /** Its `< input` lines were written with `write_stdin`. */
+  stdinSent?: boolean;
   outcome?: Outcome;
   approval?: { id: string; state: 'pending' | 'approve' | 'reject' };
 }
@@ -176,6 +195,11 @@ function applyResult(plan: Plan, call: ToolCall, ok: boolean, result: unknown): 
     for (const id of waitFor) plan.waits.set(id, ok ? { accepted: true } : { accepted: false, reason: errorOf(result, 'refused') });
     return;
   }
+  if (call.name === 'write_stdin') {
+    const cmd = plan.commands.find((c) => c.taskId === String(call.args.taskId));
+    if (cmd) cmd.stdinSent = true;
+    return;
+  }
   if (call.name === 'read_output') {
     const taskId = String(call.args.taskId);
     plan.reads.set(taskId, ok ? (result as ReadOutputResult) : (result as ToolError));
@@ -184,8 +208,8 @@ function applyResult(plan: Plan, call: ToolCall, ok: boolean, result: unknown): 
     // After reading a background task's output the command is settled, if the task has finished.
     const event = plan.finishedTasks.get(taskId);
     const read = ok ? (result as ReadOutputResult) : undefined;
-    if (event) cmd.outcome = { kind: 'exit', status: event.status, exitCode: event.exitCode, signal: event.signal };
-    else if (read && TERMINAL.has(read.status)) cmd.outcome = { kind: 'exit', status: read.status, exitCode: read.exitCode, signal: read.signal };
+    if (event) cmd.outcome = exitOutcome(event);
+    else if (read && TERMINAL.has(read.status)) cmd.outcome = exitOutcome(read);
   }
 }
 
@@ -197,9 +221,12 @@ function applyExec(plan: Plan, call: ToolCall, ok: boolean, result: unknown): vo
   if (!ok && started) Object.assign(cmd, { taskId: started, background: true });
   else if (!ok) cmd.outcome = { kind: 'error', message: errorOf(result, 'exec failed') };
   else if ((result as ExecAwaitingApproval).status === 'approval_pending') cmd.approval = { id: (result as ExecAwaitingApproval).approvalId, state: 'pending' };
-  else if ((result as ExecBackgrounded).status === 'running_in_background') Object.assign(cmd, { taskId: (result as ExecBackgrounded).taskId, background: true });
+  else if ((result as ExecBackgrounded).status === 'running_in_background') {
+    const r = result as ExecBackgrounded;
+    Object.assign(cmd, { taskId: r.taskId, background: true, ...(r.attempt === undefined ? {} : { attempt: r.attempt }) });
+  }
   else {
     const r = result as ExecFinished;
-    Object.assign(cmd, { taskId: r.taskId, outcome: { kind: 'exit', status: r.status, exitCode: r.exitCode, signal: r.signal } });
+    Object.assign(cmd, { taskId: r.taskId, outcome: exitOutcome(r) });
   }
 }

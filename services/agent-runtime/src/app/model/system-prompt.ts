@@ -12,5 +12,5 @@ Rules (the runtime enforces them and refuses calls that break them, with guard.r
 5. Do not end your turn with unfinished todos unless a wait, a question (ask_user) or an approval backs them: you would be sent back to work.
 6. A message from a person, an answer to your question or a person's approval decision ends your wait: answer it, then declare a new wait if tasks still run.
 7. Some commands need a person's approval: exec then returns status "approval_pending"; end your turn, the decision starts your next one and an approved command runs then.
-8. Use ask_user when you need a decision from a person, then end your turn. stop_task stops a task of this conversation.
+8. Use ask_user when you need a decision from a person, then end your turn. stop_task stops a task of this conversation. A command that waits for input (a prompt such as [y/N] or Password: at the end of its output) gets it with write_stdin(taskId, attempt, data), with the task's current attempt; close: true ends its input.
 9. Task events, answers and runtime notices arrive as user messages starting with [task], [answer], [approval] or [runtime].`;

@@ -39,7 +39,32 @@ export const TOOL_DEFINITIONS = [
               required: ['id', 'content', 'status'],
             },
           },
-          wait_for_tasks: { type: 'array', items: { type: 'string' } },
+          wait_for_tasks: {
+            type: 'array',
+            description:
+              'Task ids to wait for (woken when each finishes), or {taskId, until, timeoutMs?} to be woken once when a condition holds while the task keeps running: until is {"outputMatches": "<regex, one line>"}, {"portOpen": <port>}, {"fileExists": "<path in the workspace>"} or "exit". Never poll with sleep/curl/pgrep instead.',
+            items: {
+              anyOf: [
+                { type: 'string' },
+                {
+                  type: 'object',
+                  properties: {
+                    taskId: { type: 'string' },
+                    until: {
+                      anyOf: [
+                        { type: 'string', enum: ['exit'] },
+                        { type: 'object', properties: { outputMatches: { type: 'string' } }, required: ['outputMatches'] },
+                        { type: 'object', properties: { portOpen: { type: 'integer', minimum: 1, maximum: 65535 } }, required: ['portOpen'] },
+                        { type: 'object', properties: { fileExists: { type: 'string' } }, required: ['fileExists'] },
+                      ],
+                    },
+                    timeoutMs: { type: 'integer', minimum: 1 },
+                  },
+                  required: ['taskId', 'until'],
+                },
+              ],
+            },
+          },
         },
         required: ['todos'],
       },
@@ -59,6 +84,20 @@ export const TOOL_DEFINITIONS = [
       name: 'stop_task',
       description: 'Stop a task of this conversation (optionally only its attempt `attempt`).',
       parameters: { type: 'object', properties: { taskId: { type: 'string' }, attempt: { type: 'integer', minimum: 0 } }, required: ['taskId'] },
+    },
+  },
+  {
+    type: 'function',
+    function: {
+      name: 'write_stdin',
+      description:
+        "Write to a running task's standard input, e.g. the answer to a prompt like `Continue? [y/N]` (include the newline the command expects). `attempt` must be the task's current attempt. close: true ends the input (the command reads end-of-file).",
+      parameters: {
+        type: 'object',
+        properties: { taskId: { type: 'string' }, attempt: { type: 'integer', minimum: 0 }, data: { type: 'string' }, close: { type: 'boolean' } },
+        required: ['taskId', 'attempt'],
+        additionalProperties: false,
+      },
     },
   },
   {

@@ -1,4 +1,4 @@
-import type { InternalTaskEvent } from '@handplane/domain';
+import type { InternalTaskEvent, TaskConditionMet, TaskReceipt } from '@handplane/domain';
 
 /** A tool call of a model response. `callId` is unique within the conversation's transcript. */
 export interface ToolCall {
@@ -27,6 +27,8 @@ export type TranscriptEntry =
   | { readonly kind: 'assistant'; readonly runId: string; readonly toolCalls: readonly ToolCall[]; readonly text?: string }
   | { readonly kind: 'tool_result'; readonly callId: string; readonly name: string; readonly ok: boolean; readonly result: unknown }
   | ({ readonly kind: 'task_event' } & InternalTaskEvent['data'])
+  /** A condition wait on a running task resolved (issue 10.1): its output matched, or the wait timed out. The task still runs. */
+  | ({ readonly kind: 'task_condition' } & TaskConditionMet['data'])
   /** The runtime speaks to the model: a forced turn of the suspension guard (G6). */
   | { readonly kind: 'guard'; readonly rule: string; readonly detail: string }
   /** A person answered a question of the agent. */
@@ -53,11 +55,15 @@ export interface ExecFinished {
   readonly output: string;
   readonly outputBytes: number;
   readonly truncated: boolean;
+  /** How the task ended (issue 10.4). */
+  readonly receipt?: TaskReceipt;
 }
 export interface ExecBackgrounded {
   readonly taskId: string;
   readonly commandId: string;
   readonly status: 'running_in_background';
+  /** The task's attempt (what `write_stdin` and `stop_task` are fenced by). */
+  readonly attempt?: number;
 }
 export interface ReadOutputResult {
   readonly taskId: string;
@@ -72,6 +78,8 @@ export interface ReadOutputResult {
   readonly resultState: string;
   /** True when the task has finished and every byte of its output up to `nextOffset` was read. */
   readonly eof: boolean;
+  /** How the task ended (issue 10.4): set once it is terminal; `receipt.summary` is the sentence to relay. */
+  readonly receipt?: TaskReceipt;
   /** Present when the output cap dropped a range: the bytes in `[droppedFrom, droppedTo)` were never stored. */
   readonly dropped?: { readonly droppedFrom: number; readonly droppedTo: number; readonly droppedBytes: number; readonly note: string };
 }

@@ -3,12 +3,12 @@ import { decodeConversationEvent, type Topology } from '@handplane/contracts';
 import { runDurableConsumer, type JsMsg, type Logger, type Nats, type RunningConsumer } from '@handplane/platform';
 import type { EpochEnded } from '@handplane/domain';
 import type { ConversationRunner } from './conversation-runner';
-import { queueAnswer, queueApproval, queueMessage, queueWakeup } from './queue';
+import { queueAnswer, queueApproval, queueConditionWakeup, queueMessage, queueWakeup } from './queue';
 
 /** Durable consumer name (namespaced by the topology). */
 export const CONV_CONSUMER = 'runtime-conv';
 
-const WANTED = new Set(['message.user', 'task.internal_event', 'epoch.ended', 'question.answered', 'approval.resolved']);
+const WANTED = new Set(['message.user', 'task.internal_event', 'task.condition_met', 'epoch.ended', 'question.answered', 'approval.resolved']);
 
 function peekType(data: Uint8Array): string | undefined {
   try {
@@ -39,6 +39,7 @@ export function startConvConsumer(deps: {
     const conversationId = m.subject.slice(m.subject.lastIndexOf('.') + 1);
     if (event.type === 'message.user') await queueMessage(pool, conversationId, m.seq, event.data);
     else if (event.type === 'task.internal_event') await queueWakeup(pool, conversationId, event.data);
+    else if (event.type === 'task.condition_met') await queueConditionWakeup(pool, conversationId, event.data);
     else if (event.type === 'epoch.ended') await deps.onEpochEnded?.(conversationId, event.data);
     else if (event.type === 'question.answered') await queueAnswer(pool, conversationId, m.seq, event.data);
     // Automated approvals are the runtime's own decisions; only a person's starts a turn (G7).

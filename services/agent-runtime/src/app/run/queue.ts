@@ -1,5 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
-import type { ApprovalResolved, InternalTaskEvent, QuestionAnswered, UserMessagePosted } from '@handplane/domain';
+import type { ApprovalResolved, InternalTaskEvent, QuestionAnswered, TaskConditionMet, UserMessagePosted } from '@handplane/domain';
 
 /**
  * The conversation's durable queue of work: human input (`inbox`: messages, answers to questions,
@@ -45,6 +45,18 @@ export async function queueWakeup(pool: Pool, conversationId: string, event: Int
 }
 
 /**
+ * A condition wait resolved (issue 10.1): one wake-up per condition, keyed by the condition id (never
+ * a task id, so the task's own completion still wakes the agent once, on its own row).
+ */
+export async function queueConditionWakeup(pool: Pool, conversationId: string, event: TaskConditionMet['data']): Promise<void> {
+  await pool.query(
+    `INSERT INTO wakeups (conversation_id, task_id, attempt, user_id, payload) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT DO NOTHING`,
+    [conversationId, event.conditionId, event.attempt, event.userId, JSON.stringify(event)],
+  );
+}
+
+/**
  * Records that `runId` has read a finished task's result, so its completion (arrived or still to
  * come) starts no extra run.
  */
@@ -63,7 +75,8 @@ export type WorkItem =
   | { readonly kind: 'message'; readonly seq: number; readonly userId: string; readonly message: UserMessagePosted['data'] }
   | { readonly kind: 'answer'; readonly seq: number; readonly userId: string; readonly answer: QuestionAnswered['data'] }
   | { readonly kind: 'approval'; readonly seq: number; readonly userId: string; readonly decision: ApprovalResolved['data'] }
-  | { readonly kind: 'wakeup'; readonly taskId: string; readonly attempt: number; readonly userId: string; readonly event: InternalTaskEvent['data'] };
+  /** A completion, or (issue 10.1) a condition wait that resolved: then `taskId` is the row key (the condition id) and `event` the condition. */
+  | { readonly kind: 'wakeup'; readonly taskId: string; readonly attempt: number; readonly userId: string; readonly event: InternalTaskEvent['data'] | TaskConditionMet['data'] };
 
 type InboxRow = { seq: string; kind: InboxKind; user_id: string; payload: unknown };
 
@@ -82,7 +95,7 @@ export async function lockNextItem(c: PoolClient, conversationId: string, opts: 
   const m = await c.query<InboxRow>(`SELECT seq, kind, user_id, payload FROM inbox WHERE conversation_id = $1 AND consumed_by_run IS NULL ORDER BY seq LIMIT 1 FOR UPDATE`, [conversationId]);
   if (m.rowCount) return inboxItem(m.rows[0]!);
   if (!opts.wakeups) return undefined;
-  const w = await c.query<{ task_id: string; attempt: number; user_id: string; payload: InternalTaskEvent['data'] }>(
+  const w = await c.query<{ task_id: string; attempt: number; user_id: string; payload: InternalTaskEvent['data'] | TaskConditionMet['data'] }>(
     `SELECT task_id, attempt, user_id, payload FROM wakeups WHERE conversation_id = $1 AND consumed_by_run IS NULL
       ORDER BY received_at, task_id, attempt LIMIT 1 FOR UPDATE`,
     [conversationId],

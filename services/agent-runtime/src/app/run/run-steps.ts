@@ -54,7 +54,8 @@ function runData(cp: Checkpoint, item: WorkItem, runId: string) {
     case 'message':
       return { runId, userId: item.userId, trigger: 'message' as const, messageId: item.message.messageId };
     case 'wakeup':
-      return { runId, userId: item.userId, trigger: 'task_event' as const, taskId: item.taskId };
+      // A condition's row key is its id; the run is about its task.
+      return { runId, userId: item.userId, trigger: 'task_event' as const, taskId: item.event.taskId };
     case 'answer':
       return { runId, userId: item.userId, trigger: 'answer' as const, questionId: item.answer.questionId };
     case 'approval': {
@@ -87,7 +88,7 @@ export function startRun(cp: Checkpoint, item: WorkItem, runId: string, at: stri
   let active: ActiveRun = { ...data, step: 0, pending: null };
   let entry: TranscriptEntry;
   if (item.kind === 'message') entry = { kind: 'user', messageId: item.message.messageId, userId: item.userId, text: item.message.text };
-  else if (item.kind === 'wakeup') entry = { kind: 'task_event', ...item.event };
+  else if (item.kind === 'wakeup') entry = 'conditionId' in item.event ? { kind: 'task_condition', ...item.event } : { kind: 'task_event', ...item.event };
   else if (item.kind === 'answer') entry = { kind: 'answer', questionId: item.answer.questionId, text: item.answer.text, by: item.answer.by };
   else {
     const d = item.decision;

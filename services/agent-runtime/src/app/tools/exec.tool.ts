@@ -66,7 +66,7 @@ async function run(deps: ToolDeps, ctx: ToolContext, input: CommandInput, todoId
     return { ok: false, result: { taskId, error: { code: 'unavailable', message } }, events: [] };
   }
   if (!isTerminalTaskStatus(v.status)) {
-    const result: ExecBackgrounded = { taskId, commandId: v.commandId, status: 'running_in_background' };
+    const result: ExecBackgrounded = { taskId, commandId: v.commandId, status: 'running_in_background', attempt: v.attempt };
     return ok(result);
   }
   const from = Math.max(0, v.outputBytes - EXEC_OUTPUT_TAIL);
@@ -75,6 +75,6 @@ async function run(deps: ToolDeps, ctx: ToolContext, input: CommandInput, todoId
   await host.markResultRead({ conversationId: ctx.conversationId, taskId, attempt: v.attempt, userId: ctx.userId, runId: ctx.runId });
   // The whole result fits the tail: the agent has been handed all of it.
   if (from === 0 && v.resultState === 'readable') await host.markDelivered(v.commandId);
-  const result: ExecFinished = { taskId, commandId: v.commandId, status: v.status, exitCode: v.exitCode, signal: v.signal, output: displayText(tail), outputBytes: v.outputBytes, truncated: from > 0 };
+  const result: ExecFinished = { taskId, commandId: v.commandId, status: v.status, exitCode: v.exitCode, signal: v.signal, output: displayText(tail), outputBytes: v.outputBytes, truncated: from > 0, ...(v.receipt ? { receipt: v.receipt } : {}) };
   return ok(result);
 }

@@ -1,4 +1,4 @@
-import type { StartTaskReply, StartTaskRequest, StopTaskReply, StopTaskRequest, ValidateTaskWaitReply } from '@handplane/contracts';
+import type { StartTaskReply, StartTaskRequest, StopTaskReply, StopTaskRequest, ValidateTaskWaitReply, WaitCondition, WriteStdinReply, WriteStdinRequest } from '@handplane/contracts';
 import type { TaskStatus } from '@handplane/domain';
 import type { TaskView } from './task-view';
 
@@ -12,8 +12,11 @@ export interface HostPort {
   conversation(conversationId: string): Promise<{ tenant: string; epoch: number } | undefined>;
   startTask(req: StartTaskRequest): Promise<StartTaskReply>;
   /** `validate_task_wait` (G5). */
-  validateWait(conversationId: string, taskIds: readonly string[]): Promise<ValidateTaskWaitReply>;
+  /** G5; with `conditions` (issue 10.1) the coordinator also checks and registers them for `runId`. */
+  validateWait(conversationId: string, taskIds: readonly string[], conditions?: { runId: string; conditions: readonly WaitCondition[] }): Promise<ValidateTaskWaitReply>;
   stopTask(req: StopTaskRequest): Promise<StopTaskReply>;
+  /** `write-stdin`: input for a running task (the coordinator fences and audits it). */
+  writeStdin(req: WriteStdinRequest): Promise<WriteStdinReply>;
   /** A task's status from its last event; `unknown` when there is no such task. */
   taskStatus(taskId: string): Promise<TaskStatus | 'unknown'>;
   readTask(taskId: string): Promise<TaskView | undefined>;

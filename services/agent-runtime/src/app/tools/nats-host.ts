@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { markDeliveredReplySchema, startTaskReplySchema, stopTaskReplySchema, validateTaskWaitReplySchema, type Topology } from '@handplane/contracts';
+import { markDeliveredReplySchema, startTaskReplySchema, stopTaskReplySchema, validateTaskWaitReplySchema, writeStdinReplySchema, type Topology } from '@handplane/contracts';
 import { callRpc, type EventStore, type Logger, type Nats } from '@handplane/platform';
 import { conversationInfo, markResultRead } from '../run/queue';
 import { readCommandLog } from './command-log';
@@ -12,8 +12,10 @@ export function natsHost(d: { nats: Nats; topology: Topology; store: EventStore;
   return {
     conversation: (conversationId) => conversationInfo(pool, conversationId),
     startTask: (req) => callRpc(nats.nc, t.rpc.startTask, req, startTaskReplySchema),
-    validateWait: (conversationId, taskIds) => callRpc(nats.nc, t.rpc.validateTaskWait, { conversationId, taskIds }, validateTaskWaitReplySchema),
+    validateWait: (conversationId, taskIds, c) =>
+      callRpc(nats.nc, t.rpc.validateTaskWait, { conversationId, taskIds: [...taskIds], ...(c ? { runId: c.runId, conditions: [...c.conditions] } : {}) }, validateTaskWaitReplySchema),
     stopTask: (req) => callRpc(nats.nc, t.rpc.stopTask, req, stopTaskReplySchema),
+    writeStdin: (req) => callRpc(nats.nc, t.rpc.writeStdin, req, writeStdinReplySchema),
     taskStatus: (taskId) => taskStatus(nats, t, taskId),
     readTask: (taskId) => readTask(d.store, t, taskId),
     watchTask: (taskId, done, opts) => watchTask(nats, t, taskId, done, opts),

@@ -53,6 +53,7 @@ export function readOutputTool(deps: ToolDeps): Tool {
       signal: task.signal,
       resultState: task.resultState,
       eof,
+      ...(task.receipt ? { receipt: task.receipt } : {}),
       ...(read.dropped ? { dropped: droppedNote(read.dropped) } : {}),
     };
     return { ok: true, result, events: [] };

@@ -1,6 +1,6 @@
 import { DeliverPolicy } from '@nats-io/jetstream';
 import { decodeTaskEvent, MalformedEvent, type Topology } from '@handplane/contracts';
-import type { TaskEvent, TaskStatus } from '@handplane/domain';
+import type { TaskEvent, TaskReceipt, TaskStatus } from '@handplane/domain';
 import type { EventStore, Nats } from '@handplane/platform';
 
 /** What the runtime needs to know of a task, folded from its events on `task.<taskId>`. */
@@ -16,6 +16,8 @@ export interface TaskView {
   readonly signal: string | null;
   readonly resultState: string;
   readonly outputBytes: number;
+  /** How it ended (issue 10.4), once terminal; null before, and for tasks finished before receipts existed. */
+  readonly receipt: TaskReceipt | null;
 }
 
 /** Folds a task's events (pure). Undefined before `TaskRegistered`. */
@@ -24,7 +26,7 @@ export function foldTask(events: readonly TaskEvent[]): TaskView | undefined {
   for (const e of events) {
     if (e.type === 'TaskRegistered') {
       const d = e.data;
-      v = { taskId: d.taskId, commandId: d.commandId, conversationId: d.conversationId, userId: d.userId, attempt: d.attempt, status: 'starting', background: false, exitCode: null, signal: null, resultState: 'result_pending', outputBytes: 0 };
+      v = { taskId: d.taskId, commandId: d.commandId, conversationId: d.conversationId, userId: d.userId, attempt: d.attempt, status: 'starting', background: false, exitCode: null, signal: null, resultState: 'result_pending', outputBytes: 0, receipt: null };
     } else if (!v) continue;
     else if (e.type === 'TaskStarted') v = { ...v, status: v.status === 'starting' ? 'running' : v.status, attempt: e.data.attempt };
     else if (e.type === 'TaskBackgrounded') v = { ...v, background: true };
@@ -32,7 +34,7 @@ export function foldTask(events: readonly TaskEvent[]): TaskView | undefined {
     else if (e.type === 'TaskRetried') v = { ...v, status: 'starting', commandId: e.data.commandId, attempt: e.data.attempt };
     else if (e.type === 'TaskFinished') {
       const d = e.data;
-      v = { ...v, status: d.status, attempt: d.attempt, exitCode: d.exitCode, signal: d.signal, resultState: d.resultState, outputBytes: d.outputBytes };
+      v = { ...v, status: d.status, attempt: d.attempt, exitCode: d.exitCode, signal: d.signal, resultState: d.resultState, outputBytes: d.outputBytes, receipt: d.receipt ?? null };
     }
   }
   return v;

@@ -7,11 +7,12 @@ import { execTool } from './exec.tool';
 import { readOutputTool } from './read-output.tool';
 import { stopTaskTool } from './stop-task.tool';
 import type { Tool, ToolContext, ToolDeps, ToolOutcome } from './tool';
+import { writeStdinTool } from './write-stdin.tool';
 import { writeTodosTool } from './write-todos.tool';
 
 /** The tools the model may call, by name. */
 export function createTools(deps: ToolDeps): Readonly<Record<string, Tool>> {
-  return { exec: execTool(deps), write_todos: writeTodosTool(deps), read_output: readOutputTool(deps), stop_task: stopTaskTool(deps), ask_user: askUserTool() };
+  return { exec: execTool(deps), write_todos: writeTodosTool(deps), read_output: readOutputTool(deps), stop_task: stopTaskTool(deps), write_stdin: writeStdinTool(deps), ask_user: askUserTool() };
 }
 
 const ATTEMPTS = 4;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ValidationError } from '@handplane/kernel';
+import { waitConditionSchema, type WaitCondition } from '@handplane/contracts';
 import type { ConversationRunCommand, TaskStatus, Todo, WaitCheck } from '@handplane/domain';
 import { invalidArgs, type Tool, type ToolContext, type ToolDeps } from './tool';
 
@@ -14,7 +15,8 @@ const argsSchema = z.object({
       }),
     )
     .max(100),
-  wait_for_tasks: z.array(z.string().max(200)).max(100).optional(),
+  /** Task ids, or `{taskId, until, timeoutMs?}` to be woken when a condition holds (issue 10.1). */
+  wait_for_tasks: z.array(z.union([z.string().max(200), waitConditionSchema])).max(100).optional(),
 });
 
 /**
@@ -27,8 +29,11 @@ export function writeTodosTool(deps: ToolDeps): Tool {
     const parsed = argsSchema.safeParse(args);
     if (!parsed.success) throw new ValidationError(invalidArgs('write_todos', parsed.error.issues));
     const todos: Todo[] = parsed.data.todos.map((t) => ({ ...t, taskIds: t.taskIds ?? [] }));
-    const waitFor = [...new Set(parsed.data.wait_for_tasks ?? [])];
-    const validation = waitFor.length ? await validateWait(deps, ctx.conversationId, waitFor) : [];
+    const entries = parsed.data.wait_for_tasks ?? [];
+    const waitFor = [...new Set(entries.map((e) => (typeof e === 'string' ? e : e.taskId)))];
+    // 'exit' is the plain wait: the completion wakes the agent anyway.
+    const conditions = entries.filter((e): e is WaitCondition => typeof e !== 'string' && e.until !== 'exit');
+    const validation = waitFor.length ? await validateWait(deps, ctx.conversationId, waitFor, conditions.length ? { runId: ctx.runId, conditions } : undefined) : [];
     if (!Array.isArray(validation)) return { ok: false, result: { error: validation.error }, events: [] };
     const taskStatuses = await statusesOfCompleted(deps, ctx, todos);
     const metadata = { at: ctx.at, actor: ctx.userId };
@@ -40,8 +45,13 @@ export function writeTodosTool(deps: ToolDeps): Tool {
   };
 }
 
-async function validateWait(deps: ToolDeps, conversationId: string, taskIds: string[]): Promise<WaitCheck[] | { error: { code: string; message: string } }> {
-  const reply = await deps.host.validateWait(conversationId, taskIds);
+async function validateWait(
+  deps: ToolDeps,
+  conversationId: string,
+  taskIds: string[],
+  conditions?: { runId: string; conditions: WaitCondition[] },
+): Promise<WaitCheck[] | { error: { code: string; message: string } }> {
+  const reply = await deps.host.validateWait(conversationId, taskIds, conditions);
   if (!reply.ok) return { error: reply.error };
   return reply.results.map((r) => ({ taskId: r.taskId, valid: r.valid, ...(r.reason ? { reason: r.reason } : {}) }));
 }

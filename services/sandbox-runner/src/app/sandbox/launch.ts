@@ -46,14 +46,16 @@ export function launchArgv(host: SandboxHost, cwd: string): string[] {
  * Starts the command in its sandbox and waits until the init reports it running: by then its
  * identity (pid, start time, namespace) is known, so a runner that crashes right after Exec answers
  * can still find it. stdout/stderr go straight into the raw files: nothing the command writes is
- * held by this process, so a runner restart loses no byte.
+ * held by this process, so a runner restart loses no byte. stdin is `child.stdin`, a pipe.
  */
 export async function launchSandbox(host: SandboxHost, spec: LaunchSpec, timeoutMs = 10_000): Promise<Launched> {
   const argv = launchArgv(host, spec.cwd);
   const fds = [openSync(spec.stdoutPath, 'a', 0o600), openSync(spec.stderrPath, 'a', 0o600), openSync(spec.statusPath, 'w+', 0o600)];
   let child: ChildProcess;
   try {
-    child = spawn(argv[0], argv.slice(1), { cwd: spec.cwd, env: LAUNCHER_ENV, detached: true, stdio: ['ignore', fds[0], fds[1], 'pipe', fds[2]] });
+    // stdin is a pipe this runner holds the write end of (WriteStdin); the command reads end-of-file
+    // once it is closed on request, or when this runner process ends.
+    child = spawn(argv[0], argv.slice(1), { cwd: spec.cwd, env: LAUNCHER_ENV, detached: true, stdio: ['pipe', fds[0], fds[1], 'pipe', fds[2]] });
   } finally {
     for (const fd of fds) closeSync(fd);
   }

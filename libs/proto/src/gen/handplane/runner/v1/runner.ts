@@ -320,6 +320,50 @@ export interface ListResponse {
   commands: CommandStatus[];
 }
 
+export interface WriteStdinRequest {
+  commandId: string;
+  /** '' when the caller does not say; otherwise it must be the command's task. */
+  taskId: string;
+  generation:
+    | Generation
+    | undefined;
+  /** Bytes to write (may be empty, e.g. to close only). At most 64 KiB. */
+  data: Buffer;
+  /** Close the command's stdin after the data: the command reads end-of-file. */
+  close: boolean;
+}
+
+export interface WriteStdinResponse {
+  /** Bytes accepted by this call. */
+  written: number;
+  /** True once stdin is closed (by this call or an earlier one). */
+  closed: boolean;
+  /** Total bytes written to this command's stdin so far. */
+  totalWritten: number;
+}
+
+export interface ProbeRequest {
+  /** The command whose sandbox is probed (its conversation's workspace). */
+  commandId: string;
+  what:
+    | //
+    /** A TCP port on the loopback: satisfied when a connection is accepted. */
+    { $case: "port"; value: number }
+    | //
+    /**
+     * A path relative to the workspace: satisfied when it exists. Absolute paths, ".." and
+     * symlinks that lead out of the workspace are refused (INVALID_ARGUMENT).
+     */
+    { $case: "path"; value: string }
+    | undefined;
+}
+
+export interface ProbeResponse {
+  satisfied: boolean;
+  /** What was found, in words ("port 5173 accepted a connection", "out/done does not exist"). */
+  detail: string;
+}
+
 function createBaseGeneration(): Generation {
   return { epoch: 0, attempt: 0 };
 }
@@ -2253,6 +2297,460 @@ export const ListResponse: MessageFns<ListResponse> = {
   },
 };
 
+function createBaseWriteStdinRequest(): WriteStdinRequest {
+  return { commandId: "", taskId: "", generation: undefined, data: Buffer.alloc(0), close: false };
+}
+
+export const WriteStdinRequest: MessageFns<WriteStdinRequest> = {
+  encode(message: WriteStdinRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.commandId !== "") {
+      writer.uint32(10).string(message.commandId);
+    }
+    if (message.taskId !== "") {
+      writer.uint32(18).string(message.taskId);
+    }
+    if (message.generation !== undefined) {
+      Generation.encode(message.generation, writer.uint32(26).fork()).join();
+    }
+    if (message.data.length !== 0) {
+      writer.uint32(34).bytes(message.data);
+    }
+    if (message.close !== false) {
+      writer.uint32(40).bool(message.close);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WriteStdinRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWriteStdinRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.commandId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.taskId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.generation = Generation.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.data = Buffer.from(reader.bytes());
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.close = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WriteStdinRequest {
+    return {
+      commandId: isSet(object.commandId)
+        ? globalThis.String(object.commandId)
+        : isSet(object.command_id)
+        ? globalThis.String(object.command_id)
+        : "",
+      taskId: isSet(object.taskId)
+        ? globalThis.String(object.taskId)
+        : isSet(object.task_id)
+        ? globalThis.String(object.task_id)
+        : "",
+      generation: isSet(object.generation) ? Generation.fromJSON(object.generation) : undefined,
+      data: isSet(object.data) ? Buffer.from(bytesFromBase64(object.data)) : Buffer.alloc(0),
+      close: isSet(object.close) ? globalThis.Boolean(object.close) : false,
+    };
+  },
+
+  toJSON(message: WriteStdinRequest): unknown {
+    const obj: any = {};
+    if (message.commandId !== "") {
+      obj.commandId = message.commandId;
+    }
+    if (message.taskId !== "") {
+      obj.taskId = message.taskId;
+    }
+    if (message.generation !== undefined) {
+      obj.generation = Generation.toJSON(message.generation);
+    }
+    if (message.data.length !== 0) {
+      obj.data = base64FromBytes(message.data);
+    }
+    if (message.close !== false) {
+      obj.close = message.close;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<WriteStdinRequest>, I>>(base?: I): WriteStdinRequest {
+    return WriteStdinRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<WriteStdinRequest>, I>>(object: I): WriteStdinRequest {
+    const message = createBaseWriteStdinRequest();
+    message.commandId = object.commandId ?? "";
+    message.taskId = object.taskId ?? "";
+    message.generation = (object.generation !== undefined && object.generation !== null)
+      ? Generation.fromPartial(object.generation)
+      : undefined;
+    message.data = object.data ?? Buffer.alloc(0);
+    message.close = object.close ?? false;
+    return message;
+  },
+};
+
+function createBaseWriteStdinResponse(): WriteStdinResponse {
+  return { written: 0, closed: false, totalWritten: 0 };
+}
+
+export const WriteStdinResponse: MessageFns<WriteStdinResponse> = {
+  encode(message: WriteStdinResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.written !== 0) {
+      writer.uint32(8).uint64(message.written);
+    }
+    if (message.closed !== false) {
+      writer.uint32(16).bool(message.closed);
+    }
+    if (message.totalWritten !== 0) {
+      writer.uint32(24).uint64(message.totalWritten);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WriteStdinResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWriteStdinResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.written = longToNumber(reader.uint64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.closed = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.totalWritten = longToNumber(reader.uint64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WriteStdinResponse {
+    return {
+      written: isSet(object.written) ? globalThis.Number(object.written) : 0,
+      closed: isSet(object.closed) ? globalThis.Boolean(object.closed) : false,
+      totalWritten: isSet(object.totalWritten)
+        ? globalThis.Number(object.totalWritten)
+        : isSet(object.total_written)
+        ? globalThis.Number(object.total_written)
+        : 0,
+    };
+  },
+
+  toJSON(message: WriteStdinResponse): unknown {
+    const obj: any = {};
+    if (message.written !== 0) {
+      obj.written = Math.round(message.written);
+    }
+    if (message.closed !== false) {
+      obj.closed = message.closed;
+    }
+    if (message.totalWritten !== 0) {
+      obj.totalWritten = Math.round(message.totalWritten);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<WriteStdinResponse>, I>>(base?: I): WriteStdinResponse {
+    return WriteStdinResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<WriteStdinResponse>, I>>(object: I): WriteStdinResponse {
+    const message = createBaseWriteStdinResponse();
+    message.written = object.written ?? 0;
+    message.closed = object.closed ?? false;
+    message.totalWritten = object.totalWritten ?? 0;
+    return message;
+  },
+};
+
+function createBaseProbeRequest(): ProbeRequest {
+  return { commandId: "", what: undefined };
+}
+
+export const ProbeRequest: MessageFns<ProbeRequest> = {
+  encode(message: ProbeRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.commandId !== "") {
+      writer.uint32(10).string(message.commandId);
+    }
+    switch (message.what?.$case) {
+      case "port":
+        writer.uint32(16).uint32(message.what.value);
+        break;
+      case "path":
+        writer.uint32(26).string(message.what.value);
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ProbeRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseProbeRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.commandId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.what = { $case: "port", value: reader.uint32() };
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.what = { $case: "path", value: reader.string() };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ProbeRequest {
+    return {
+      commandId: isSet(object.commandId)
+        ? globalThis.String(object.commandId)
+        : isSet(object.command_id)
+        ? globalThis.String(object.command_id)
+        : "",
+      what: isSet(object.port)
+        ? { $case: "port", value: globalThis.Number(object.port) }
+        : isSet(object.path)
+        ? { $case: "path", value: globalThis.String(object.path) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: ProbeRequest): unknown {
+    const obj: any = {};
+    if (message.commandId !== "") {
+      obj.commandId = message.commandId;
+    }
+    if (message.what?.$case === "port") {
+      obj.port = Math.round(message.what.value);
+    } else if (message.what?.$case === "path") {
+      obj.path = message.what.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ProbeRequest>, I>>(base?: I): ProbeRequest {
+    return ProbeRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ProbeRequest>, I>>(object: I): ProbeRequest {
+    const message = createBaseProbeRequest();
+    message.commandId = object.commandId ?? "";
+    switch (object.what?.$case) {
+      case "port": {
+        if (object.what?.value !== undefined && object.what?.value !== null) {
+          message.what = { $case: "port", value: object.what.value };
+        }
+        break;
+      }
+      case "path": {
+        if (object.what?.value !== undefined && object.what?.value !== null) {
+          message.what = { $case: "path", value: object.what.value };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseProbeResponse(): ProbeResponse {
+  return { satisfied: false, detail: "" };
+}
+
+export const ProbeResponse: MessageFns<ProbeResponse> = {
+  encode(message: ProbeResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.satisfied !== false) {
+      writer.uint32(8).bool(message.satisfied);
+    }
+    if (message.detail !== "") {
+      writer.uint32(18).string(message.detail);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ProbeResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseProbeResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.satisfied = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.detail = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ProbeResponse {
+    return {
+      satisfied: isSet(object.satisfied) ? globalThis.Boolean(object.satisfied) : false,
+      detail: isSet(object.detail) ? globalThis.String(object.detail) : "",
+    };
+  },
+
+  toJSON(message: ProbeResponse): unknown {
+    const obj: any = {};
+    if (message.satisfied !== false) {
+      obj.satisfied = message.satisfied;
+    }
+    if (message.detail !== "") {
+      obj.detail = message.detail;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ProbeResponse>, I>>(base?: I): ProbeResponse {
+    return ProbeResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ProbeResponse>, I>>(object: I): ProbeResponse {
+    const message = createBaseProbeResponse();
+    message.satisfied = object.satisfied ?? false;
+    message.detail = object.detail ?? "";
+    return message;
+  },
+};
+
 export type RunnerService = typeof RunnerService;
 export const RunnerService = {
   /**
@@ -2318,6 +2816,33 @@ export const RunnerService = {
     responseSerialize: (value: ListResponse): Buffer => Buffer.from(ListResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListResponse => ListResponse.decode(value),
   },
+  /**
+   * Writes to a running command's standard input (and/or closes it), only if the generation
+   * matches the one running. Bounded: at most 64 KiB per call, and refused while earlier input
+   * still waits for the command to read it.
+   */
+  writeStdin: {
+    path: "/handplane.runner.v1.Runner/WriteStdin" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: WriteStdinRequest): Buffer => Buffer.from(WriteStdinRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): WriteStdinRequest => WriteStdinRequest.decode(value),
+    responseSerialize: (value: WriteStdinResponse): Buffer => Buffer.from(WriteStdinResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): WriteStdinResponse => WriteStdinResponse.decode(value),
+  },
+  /**
+   * Checks a condition on the sandbox host for a condition wait (issue 10.1): a TCP port open on
+   * the host's loopback, or a path that exists inside the command's workspace (never outside it).
+   */
+  probe: {
+    path: "/handplane.runner.v1.Runner/Probe" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ProbeRequest): Buffer => Buffer.from(ProbeRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ProbeRequest => ProbeRequest.decode(value),
+    responseSerialize: (value: ProbeResponse): Buffer => Buffer.from(ProbeResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ProbeResponse => ProbeResponse.decode(value),
+  },
 } as const;
 
 export interface RunnerServer extends UntypedServiceImplementation {
@@ -2336,6 +2861,17 @@ export interface RunnerServer extends UntypedServiceImplementation {
   status: handleUnaryCall<StatusRequest, CommandStatus>;
   /** Every command this runner knows, for reconciliation. */
   list: handleUnaryCall<ListRequest, ListResponse>;
+  /**
+   * Writes to a running command's standard input (and/or closes it), only if the generation
+   * matches the one running. Bounded: at most 64 KiB per call, and refused while earlier input
+   * still waits for the command to read it.
+   */
+  writeStdin: handleUnaryCall<WriteStdinRequest, WriteStdinResponse>;
+  /**
+   * Checks a condition on the sandbox host for a condition wait (issue 10.1): a TCP port open on
+   * the host's loopback, or a path that exists inside the command's workspace (never outside it).
+   */
+  probe: handleUnaryCall<ProbeRequest, ProbeResponse>;
 }
 
 export interface RunnerClient extends Client {
@@ -2419,6 +2955,45 @@ export interface RunnerClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Writes to a running command's standard input (and/or closes it), only if the generation
+   * matches the one running. Bounded: at most 64 KiB per call, and refused while earlier input
+   * still waits for the command to read it.
+   */
+  writeStdin(
+    request: WriteStdinRequest,
+    callback: (error: ServiceError | null, response: WriteStdinResponse) => void,
+  ): ClientUnaryCall;
+  writeStdin(
+    request: WriteStdinRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: WriteStdinResponse) => void,
+  ): ClientUnaryCall;
+  writeStdin(
+    request: WriteStdinRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: WriteStdinResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Checks a condition on the sandbox host for a condition wait (issue 10.1): a TCP port open on
+   * the host's loopback, or a path that exists inside the command's workspace (never outside it).
+   */
+  probe(
+    request: ProbeRequest,
+    callback: (error: ServiceError | null, response: ProbeResponse) => void,
+  ): ClientUnaryCall;
+  probe(
+    request: ProbeRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ProbeResponse) => void,
+  ): ClientUnaryCall;
+  probe(
+    request: ProbeRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ProbeResponse) => void,
   ): ClientUnaryCall;
 }
 

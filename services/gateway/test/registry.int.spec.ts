@@ -1,0 +1,78 @@
+import { insertTask } from './doubles';
+import { expectError, startHarness, type Harness } from './harness';
+
+/** Issue 10.3 and 10.4 at the HTTP API: the registry's `user` and `overdue` filters, the overdue report, receipts on tasks. */
+describe('task registry: overdue report, user filter, receipts (real NATS + Postgres)', () => {
+  let h: Harness;
+  const alice: [string, string] = ['alice', 'acme'];
+  const bob: [string, string] = ['bob', 'acme'];
+  const mallory: [string, string] = ['mallory', 'evil'];
+  beforeAll(async () => {
+    h = await startHarness('gwreg', { OVERDUE_GRACE_MS: '60000' });
+  });
+  afterAll(() => h?.stop());
+
+  const setRow = (taskId: string, sql: string, params: unknown[] = []) => h.pool.query(`UPDATE tasks SET ${sql} WHERE task_id = $1`, [taskId, ...params]);
+  const ids = async (q: string, as: [string, string] = alice) => {
+    const r = await h.call('GET', `/v1/tasks${q}`, as);
+    expect(r.status).toBe(200);
+    return (r.json as { taskId: string }[]).map((t) => t.taskId).sort();
+  };
+
+  it('lists only unfinished tasks past their deadline plus the grace, and reports their count', async () => {
+    const c = await h.conversation(alice);
+    const notMine = await h.conversation(bob);
+    const overdue = await insertTask(h, { conversationId: c, tenant: 'acme', userId: 'alice', status: 'stopping' });
+    await setRow(overdue, `deadline_at = now() - interval '10 minutes', timeout_ms = 1000`);
+    const neverStarted = await insertTask(h, { conversationId: c, tenant: 'acme', userId: 'alice', status: 'starting' });
+    await setRow(neverStarted, `created_at = now() - interval '2 hours', timeout_ms = 3600000`);
+    const withinGrace = await insertTask(h, { conversationId: c, tenant: 'acme', userId: 'alice', status: 'running' });
+    await setRow(withinGrace, `deadline_at = now() - interval '10 seconds', timeout_ms = 1000`);
+    const finished = await insertTask(h, { conversationId: c, tenant: 'acme', userId: 'alice', status: 'failed' });
+    await setRow(finished, `deadline_at = now() - interval '10 minutes', timeout_ms = 1000`);
+    const someoneElses = await insertTask(h, { conversationId: notMine, tenant: 'acme', userId: 'bob', status: 'running' });
+    await setRow(someoneElses, `deadline_at = now() - interval '10 minutes', timeout_ms = 1000`);
+
+    expect(await ids('?overdue=true')).toEqual([overdue, neverStarted].sort());
+    expect(await ids('?overdue=false')).toEqual([overdue, neverStarted, withinGrace, finished].sort());
+    const report = await h.call('GET', '/v1/tasks/overdue', alice);
+    expect(report.status).toBe(200);
+    expect(report.json).toMatchObject({ graceMs: 60000, count: 2 });
+    expect((report.json.tasks as { taskId: string }[]).map((t) => t.taskId).sort()).toEqual([overdue, neverStarted].sort());
+    // Another user of the tenant sees their own; another tenant sees nothing.
+    expect((await h.call('GET', '/v1/tasks/overdue', bob)).json).toMatchObject({ count: 1, tasks: [{ taskId: someoneElses }] });
+    expect((await h.call('GET', '/v1/tasks/overdue', mallory)).json).toMatchObject({ count: 0, tasks: [] });
+  });
+
+  it('filters by the user who started the task', async () => {
+    const c = await h.conversation(alice);
+    expect((await h.call('POST', `/v1/conversations/${c}/members`, alice, { userId: 'bob' })).status).toBe(204);
+    const a = await insertTask(h, { conversationId: c, tenant: 'acme', userId: 'alice' });
+    const b = await insertTask(h, { conversationId: c, tenant: 'acme', userId: 'bob' });
+    expect(await ids(`?conversation=${c}&user=bob`)).toEqual([b]);
+    expect(await ids(`?conversation=${c}&user=alice`, bob)).toEqual([a]);
+    expect(await ids(`?conversation=${c}&user=nobody`)).toEqual([]);
+  });
+
+  it('refuses bad filter values with 422', async () => {
+    for (const q of ['?overdue=yes', '?overdue=1', `?user=${'x'.repeat(201)}`, '?user=a&user=b']) expectError(await h.call('GET', `/v1/tasks${q}`, alice), 422, 'validation');
+  });
+
+  it('shows the receipt of a finished task, and null for one that is not', async () => {
+    const c = await h.conversation(alice);
+    const receipt = {
+      outcome: 'killed',
+      status: 'cancelled',
+      exitCode: null,
+      signal: 'SIGTERM',
+      requestedBy: { reason: 'user', by: 'bob', at: '2026-01-01T00:00:02.000Z' },
+      summary: 'killed by SIGTERM at the request of user bob',
+      evidence: { runnerId: 'r-1', epoch: 1, attempt: 1, startedAt: '2026-01-01T00:00:01.000Z', finishedAt: '2026-01-01T00:00:03.000Z', outputBytes: 4, resultState: 'readable', exitReason: 'stopped' },
+    };
+    const done = await insertTask(h, { conversationId: c, tenant: 'acme', userId: 'alice', status: 'cancelled' });
+    await setRow(done, 'receipt = $2', [JSON.stringify(receipt)]);
+    const live = await insertTask(h, { conversationId: c, tenant: 'acme', userId: 'alice', status: 'running' });
+    expect((await h.call('GET', `/v1/tasks/${done}`, alice)).json.receipt).toEqual(receipt);
+    expect((await h.call('GET', `/v1/tasks/${live}`, alice)).json.receipt).toBeNull();
+  });
+});
