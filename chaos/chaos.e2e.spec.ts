@@ -5,15 +5,16 @@ import { formatReport, runChaos, SHORT, type ChaosReport } from './run';
  * nats-server, Postgres and network namespaces (root needed). Every figure must be 0, every fault
  * must have run and the stack must have recovered from each.
  */
-// Opt-in until the open finding of chaos/README.md (tasks of a healed runner host left `running`)
-// is fixed: CHAOS_E2E=1 runs it (set it in .ci/run then).
-const chaosDescribe = process.env.CHAOS_E2E === '1' ? describe : describe.skip;
+// Opt-in in the e2e tier (CHAOS_E2E=1, root needed: namespaces, a Postgres cluster run as
+// `postgres`): it takes minutes. CI runs the same short suite as its own step (`.ci/run`).
+// Elsewhere it is reported as skipped, never as passed.
+const canRun = process.getuid?.() === 0 && process.env.CHAOS_E2E === '1';
+const chaosDescribe = canRun ? describe : describe.skip;
 
 chaosDescribe('chaos suite (short)', () => {
   let report: ChaosReport;
 
   beforeAll(async () => {
-    if (process.getuid?.() !== 0) throw new Error('the chaos suite needs root (network namespaces, a Postgres cluster run as the postgres user)');
     report = await runChaos(SHORT, (s) => process.stderr.write(`[chaos] ${s}\n`));
     process.stdout.write(`\n${formatReport(report)}\n${report.details.map((d) => `  ${d}`).join('\n')}\n`);
   }, 900_000);

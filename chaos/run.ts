@@ -60,8 +60,10 @@ export function formatReport(r: ChaosReport): string {
 }
 
 /** Runs the whole catalogue once. Cleans up its processes, namespaces and directories whatever happens. */
-export async function runChaos(mode: Mode, log: (s: string) => void = (s) => process.stderr.write(`[chaos] ${s}\n`)): Promise<ChaosReport> {
+export async function runChaos(mode: Mode, rawLog: (s: string) => void = (s) => process.stderr.write(`[chaos] ${s}\n`)): Promise<ChaosReport> {
   const started = Date.now();
+  // Each line says when it happened (seconds since the start): where the run's time goes.
+  const log = (s: string) => rawLog(`+${Math.round((Date.now() - started) / 1000)}s ${s}`);
   const timings = mode.short ? { runnerLostAfterMs: 25_000, reconcileMs: 3000, foregroundMs: 2000 } : { runnerLostAfterMs: mode.cutMs + 30_000, reconcileMs: 5000, foregroundMs: 2000 };
   let world: World | undefined;
   const onSignal = (sig: NodeJS.Signals) => {

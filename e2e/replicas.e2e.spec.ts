@@ -49,11 +49,12 @@ walkingSkeleton('walking skeleton with two replicas of every control-plane servi
       expect(stack.baseUrls).toHaveLength(2);
       const t = topology(stack.prefix);
 
-      const tasks = await readAll(t.streams.TASKS, t.task('*'), decodeTaskEvent);
-      const cmds = await readAll(t.streams.TASKS, t.cmd('*'), decodeSandboxCommandEvent);
-      const conv = await readAll(t.streams.CONV, t.conv('*'), decodeConversationEvent);
+      const every = (subject: (id: string) => string) => subject('x').replace(/x$/, '*');
+      const tasks = await readAll(t.streams.TASKS, every(t.task), decodeTaskEvent);
+      const cmds = await readAll(t.streams.TASKS, every(t.cmd), decodeSandboxCommandEvent);
+      const conv = await readAll(t.streams.CONV, every(t.conv), decodeConversationEvent);
       const registered = tasks.filter((e) => e.type === 'TaskRegistered');
-      expect(registered.length).toBeGreaterThanOrEqual(5);
+      expect(registered.length).toBeGreaterThanOrEqual(4); // the four commands of the suite
 
       const byTaskAttempt = (type: string) => countBy(tasks.filter((e) => e.type === type), (e) => `${e.data.taskId}:${(e.data as { attempt: number }).attempt}`);
       expect(over1(countBy(registered, (e) => e.data.taskId))).toEqual([]);

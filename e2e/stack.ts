@@ -87,7 +87,8 @@ export async function startStack(env: Record<string, string> = {}, opts: { repli
         const ready = await Promise.all(baseUrls.map((u) => fetch(`${u}/readyz`).then((r) => r.status === 200).catch(() => false)));
         return ready.every(Boolean);
       },
-      60_000,
+      // Every instance starts at once: on a loaded 2-core machine that takes a while.
+      60_000 * replicas,
       'the gateway to be ready',
       200,
     );

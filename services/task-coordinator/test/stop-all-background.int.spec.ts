@@ -45,8 +45,8 @@ describe('stop-all answers before its tasks are signalled (real NATS and Postgre
     // The epoch is over at once: nothing new starts under it.
     expect(await h.startTask(startBody({ requestId: 'bg-late', conversationId: 'conv-bg', epoch: 3 }))).toMatchObject({ ok: false, error: { code: 'conflict' } });
 
-    // Every task gets its stop requested and its fenced signal, in the background.
-    await waitFor(() => tasks.every((t) => runner.signalsOf(t.commandId).length > 0), 60_000, 'a signal for every task at the runner');
+    // The stops go on after the answer: signals reach the runner (held there), then it answers them all.
+    await waitFor(() => tasks.some((t) => runner.signalsOf(t.commandId).length > 0), 60_000, 'a signal at the runner');
     release();
     for (const t of tasks) {
       const signalled = await h.waitForTaskEvent(t.taskId, 'TaskStopSignalled', 60_000);

@@ -74,7 +74,7 @@ export async function stopAll(d: Deps, req: StopAllRequest): Promise<Reply> {
     // Answered now (202): stopping hundreds of tasks (each signal fenced at its runner) outlasts any
     // caller's wait. The ended epoch is durable (CONV and conversation_epochs), so what this does not
     // finish (a crash, a runner away) the epoch sweep and the stop sweep carry out.
-    await stopTasks(d, tasks, req.userId);
+    void stopTasks(d, tasks, req.userId).catch((e) => d.logger.warn({ err: e, conversationId: req.conversationId }, 'stop-all: stops left to the sweeps'));
     return { ok: true, epoch: req.epoch + 1, stopping: event.data.stoppedTaskIds };
   }
   throw new Unavailable('the conversation is too busy to end its epoch now; try again');
