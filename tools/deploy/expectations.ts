@@ -27,7 +27,8 @@ const DEPLOYMENT_ONLY = new Set([
   'NODE_NAME', // the runner's start script derives RUNNER_ID from it
   'POD_IP', // … and RUNNER_ADVERTISE_ADDRESS from it and RUNNER_DNS_DOMAIN
   'RUNNER_DNS_DOMAIN',
-  'OTEL_EXPORTER_OTLP_ENDPOINT', // the OpenTelemetry SDK
+  'OTEL_EXPORTER_OTLP_ENDPOINT', // tracing (libs/platform telemetry/tracing.ts reads these)
+  'OTEL_TRACES_EXPORTER',
   'OTEL_SERVICE_NAME',
 ]);
 

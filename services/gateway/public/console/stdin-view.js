@@ -2,12 +2,20 @@
 // stdin (POST /v1/tasks/:id/stdin). Shown on the task's card until someone writes, or the task ends.
 import { h, isTerminal } from './dom.js';
 
+// What was typed into each task's box: the card is redrawn on every event of its task, and a
+// redraw must not drop (or send without) what the person typed.
+const drafts = new Map();
+
 /** The prompt box of task `t`, or null when it is not waiting for input. */
 export function stdinBox(t, actions) {
   if (!t.awaiting || isTerminal(t.status) || t.status === 'stopping') return null;
   const input = h('input', { class: 'stdin-input', placeholder: 'Input (Enter sends it with a newline)', testid: 'stdin-input', 'aria-label': `Input for ${t.command || t.taskId}`, autocomplete: 'off' });
+  input.value = drafts.get(t.taskId) ?? '';
+  input.addEventListener('input', () => drafts.set(t.taskId, input.value));
   const send = (close) => {
-    void actions.writeStdin(t, input.value.length || !close ? `${input.value}\n` : '', close);
+    const value = input.value;
+    drafts.delete(t.taskId);
+    void actions.writeStdin(t, value.length || !close ? `${value}\n` : '', close);
   };
   return h(
     'form',

@@ -255,8 +255,10 @@ export class Runner {
     const available = cmd.exit?.endOffset ?? cmd.written;
     if (offset > available) throw new OffsetOutOfRange(offset, available, 'ack offset');
     if (offset > cmd.meta.ackedOffset) {
-      cmd.meta.ackedOffset = offset;
-      await cmd.spool.writeMeta(cmd.meta);
+      // On disk first, then in memory: the sweep frees a spool once the in-memory ack reaches the
+      // end, and must not delete the directory under this write.
+      await cmd.spool.writeMeta({ ...cmd.meta, ackedOffset: offset });
+      cmd.meta.ackedOffset = Math.max(cmd.meta.ackedOffset, offset);
       this.scheduleRelease(cmd);
     }
     return cmd.meta.ackedOffset;

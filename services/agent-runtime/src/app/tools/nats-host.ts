@@ -22,13 +22,14 @@ export function natsHost(d: { nats: Nats; topology: Topology; store: EventStore;
     readLog: (commandId, offset, cap) => readCommandLog(pool, commandId, offset, cap),
     markResultRead: (r) => markResultRead(pool, r),
     async markDelivered(commandId) {
-      // Best effort: the agent has the result either way; a repeat appends nothing.
-      try {
-        const reply = await callRpc(nats.nc, t.rpc.markDelivered, { commandId, deliveredTo: 'agent' }, markDeliveredReplySchema);
-        if (!reply.ok) d.logger?.warn({ commandId, code: reply.error.code }, 'mark-delivered refused');
-      } catch (err) {
-        d.logger?.warn({ commandId, err: String(err) }, 'mark-delivered failed');
-      }
+      // Best effort and never waited for: the agent has the result either way (a missing ingestor
+      // must not hold the tool call for the RPC timeout); a repeat appends nothing.
+      void callRpc(nats.nc, t.rpc.markDelivered, { commandId, deliveredTo: 'agent' }, markDeliveredReplySchema).then(
+        (reply) => {
+          if (!reply.ok) d.logger?.warn({ commandId, code: reply.error.code }, 'mark-delivered refused');
+        },
+        (err: unknown) => d.logger?.warn({ commandId, err: String(err) }, 'mark-delivered failed'),
+      );
     },
     async unfinishedTasks(conversationId) {
       const r = await pool.query<{ task_id: string }>(`SELECT task_id FROM tasks WHERE conversation_id = $1 AND status IN ('starting', 'running', 'stopping')`, [conversationId]);
