@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { topology } from '@handplane/contracts';
@@ -29,6 +30,8 @@ describe('web console (e2e, headless Chromium)', () => {
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
+    // The services' logs, kept with the screenshots (CI keeps the folder).
+    if (stack) writeFileSync(join(ARTIFACTS, 'console-e2e-services.log'), stack.logs.join('\n'));
     await stack?.stop();
   }, 60_000);
   afterEach(() => {
@@ -97,6 +100,40 @@ describe('web console (e2e, headless Chromium)', () => {
     await alice.getByTestId('question-outcome').filter({ hasText: 'Answered by bob: main' }).waitFor({ timeout: 20_000 });
     await bob.getByTestId('question-outcome').filter({ hasText: 'Answered by bob: main' }).waitFor();
     await alice.locator('[data-testid="run-status"][data-status="idle"]').waitFor({ timeout: 30_000 });
+  });
+
+  it('shows a condition wait (issue 10.1): the agent goes on once the output matches, the row says ready, the timeline says so once', async () => {
+    const api = new Api(stack.baseUrl, await stack.token('alice', 'acme'));
+    const cmd = "sh -c 'sleep 3; echo ready; sleep 8; echo bye'";
+    await alice.getByTestId('composer-input').fill(`$ ${cmd}\n~ output ^ready$\n$ echo after-ready`);
+    await alice.getByTestId('send-message').click();
+    const server = alice.locator('[data-testid="task-row"]').filter({ hasText: cmd });
+    // While it still runs: the ready chip, the note, and the next command already run and done.
+    await server.getByTestId('task-ready').waitFor({ timeout: 30_000 });
+    await bob.getByTestId('system-note').filter({ hasText: 'its output matches /^ready$/ (“ready”). It keeps running; the agent is told, as alice' }).waitFor({ timeout: 15_000 });
+    await alice.locator('[data-testid="task-row"]').filter({ hasText: 'echo after-ready' }).locator('[data-testid="task-status"][data-state="succeeded"]').waitFor({ timeout: 30_000 });
+    // Then it exits: no more chip, the todos complete, and the summary tells both.
+    await server.locator('[data-testid="task-status"][data-state="succeeded"]').waitFor({ timeout: 30_000 });
+    expect(await server.getByTestId('task-ready').count()).toBe(0);
+    await alice.locator('[data-testid="todo"][data-status="completed"]').filter({ hasText: 'echo after-ready' }).waitFor({ timeout: 30_000 });
+    await alice.locator('[data-testid="todo"][data-status="completed"]').filter({ hasText: 'sleep 3; echo ready' }).waitFor({ timeout: 30_000 });
+    await alice.locator('[data-testid="run-status"][data-status="idle"]').waitFor({ timeout: 30_000 });
+    await bob.getByTestId('assistant-message').filter({ hasText: 'ready (a line of its output matched "^ready$"), then exit 0' }).waitFor({ timeout: 15_000 });
+    expect(await alice.getByTestId('system-note').filter({ hasText: 'Condition met for' }).count()).toBe(1);
+
+    // The log: one condition_met, matched on the line; the next command started after it and before the exit.
+    const audit = (await api.call('GET', `/v1/conversations/${conversationId}/audit?limit=5000`)).json as { seq: number; type: string; data: { taskId?: string; command?: string; userId?: string; outcome?: string; line?: string; until?: unknown } }[];
+    const serverTask = audit.find((e) => e.type === 'task.started' && e.data.command === cmd)!.data.taskId!;
+    const met = audit.filter((e) => e.type === 'task.condition_met');
+    expect(met.map((e) => ({ taskId: e.data.taskId, outcome: e.data.outcome, line: e.data.line, until: e.data.until }))).toEqual([{ taskId: serverTask, outcome: 'matched', line: 'ready', until: { outputMatches: '^ready$' } }]);
+    const next = audit.find((e) => e.type === 'task.started' && e.data.command === 'echo after-ready')!;
+    const exit = audit.find((e) => e.type === 'task.finished' && e.data.taskId === serverTask)!;
+    expect(next.seq).toBeGreaterThan(met[0]!.seq);
+    expect(next.seq).toBeLessThan(exit.seq);
+    // Woken twice for the server, once per thing that happened (the condition, the exit), never more.
+    const woken = audit.filter((e) => e.type === 'run.started' && e.data.taskId === serverTask);
+    expect(woken).toHaveLength(2);
+    expect(woken.every((e) => e.data.userId === 'alice')).toBe(true);
   });
 
   let longTask: string;

@@ -1,11 +1,14 @@
 import { createHmac } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { parseArgs } from './args';
 import type { Task } from './api';
 import { parseSse } from './api';
 import { commandOf } from './commands/run';
 import { signToken } from './commands/token';
 import { exitCodeOf } from './follow';
-import { summarize, table, taskDetails } from './format';
+import { commandTable, runTable, summarize, table, taskDetails } from './format';
+import type { CommandView, RunView } from '@handplane/contracts';
 import { UsageError } from './io';
 import { main, type Io } from './main';
 
@@ -121,5 +124,75 @@ describe('handplane CLI (pure parts)', () => {
     const n = capture();
     expect(await main(['tasks', 'ls'], n.io)).toBe(2);
     expect(n.err()).toMatch(/no token/);
+  });
+
+  describe('runs and task attempts (read models)', () => {
+    const run = (n: number, over: Partial<RunView> = {}): RunView => ({
+      runId: `r${n}`,
+      userId: 'alice',
+      trigger: 'message',
+      triggerRef: `m${n}`,
+      status: 'completed',
+      detail: null,
+      startedAt: `2026-01-01T00:0${n}:00.000Z`,
+      finishedAt: `2026-01-01T00:0${n}:30.000Z`,
+      ...over,
+    });
+    const runs = [run(1), run(2, { status: 'failed', detail: 'model\nunavailable' }), run(3, { status: 'running', trigger: 'task_event', triggerRef: 't1', finishedAt: null })];
+    const attempts: CommandView[] = [
+      { commandId: 'c1', attempt: 1, runnerId: 'runner-a', exitCode: null, signal: 'SIGKILL', endOffset: null, reason: 'lost', startedAt: null, finishedAt: null, resultState: 'unavailable', outputBytes: 14, truncation: { droppedFrom: 6, droppedTo: 14, droppedBytes: 8 }, deliveredTo: null },
+      { commandId: 'c2', attempt: 2, runnerId: 'runner-b', exitCode: 0, signal: null, endOffset: 5_000_000_123, reason: 'exited', startedAt: '2026-01-01T00:04:00.000Z', finishedAt: '2026-01-01T00:05:00.000Z', resultState: 'delivered', outputBytes: 5_000_000_123, truncation: null, deliveredTo: 'agent' },
+    ];
+    // A stand-in gateway that pages runs two at a time, as the real one does with X-Next-After.
+    const asked: string[] = [];
+    let server: Server;
+    let url: string;
+    beforeAll(async () => {
+      server = createServer((req, res) => {
+        asked.push(req.url!);
+        const u = new URL(req.url!, 'http://x');
+        res.setHeader('content-type', 'application/json');
+        if (u.pathname === '/v1/conversations/cv/runs') {
+          const after = Number(u.searchParams.get('after') ?? 0);
+          const page = runs.filter((_, i) => i + 1 > after).slice(0, 2);
+          if (after + 2 < runs.length) res.setHeader('X-Next-After', String(after + 2));
+          res.end(JSON.stringify(page));
+        } else if (u.pathname === '/v1/tasks/t1/commands') res.end(JSON.stringify(attempts));
+        else res.writeHead(404).end(JSON.stringify({ error: { code: 'not_found', message: 'task not found' } }));
+      });
+      await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+      url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    });
+    afterAll(() => new Promise((ok) => server.close(ok)));
+
+    it('prints every run over all pages, oldest first', async () => {
+      const c = capture();
+      expect(await main(['--url', url, '--token', 'x', 'runs', 'cv'], c.io)).toBe(0);
+      expect(asked.filter((p) => p.includes('/runs'))).toEqual(['/v1/conversations/cv/runs?after=0&limit=1000', '/v1/conversations/cv/runs?after=2&limit=1000']);
+      expect(c.out()).toBe(runTable(runs));
+      const lines = c.out().trimEnd().split('\n');
+      expect(lines.map((l) => l.split(/\s+/)[0])).toEqual(['RUN', 'r1', 'r2', 'r3']);
+      expect(lines[2]).toMatch(/failed\s+message m2 .* model unavailable$/);
+      expect(lines[3]).toMatch(/running\s+task_event t1\s+alice\s+2026-01-01T00:03:00.000Z\s+-/);
+      const j = capture();
+      expect(await main(['--url', url, '--token', 'x', '--json', 'runs', 'cv'], j.io)).toBe(0);
+      expect(JSON.parse(j.out())).toEqual(runs);
+      expect(runTable([])).toBe('no runs\n');
+      expect(await main(['--url', url, '--token', 'x', 'runs'], capture().io)).toBe(2);
+    });
+
+    it('prints a task’s attempts; an unknown task fails with the API’s answer', async () => {
+      const c = capture();
+      expect(await main(['--url', url, '--token', 'x', 'tasks', 'commands', 't1'], c.io)).toBe(0);
+      expect(c.out()).toBe(commandTable(attempts));
+      const [head, first, second] = c.out().trimEnd().split('\n');
+      expect(head!.split(/\s+/)).toEqual(['ATTEMPT', 'COMMAND', 'RUNNER', 'EXIT', 'REASON', 'RESULT', 'BYTES', 'FINISHED']);
+      expect(first).toMatch(/^1\s+c1\s+runner-a\s+SIGKILL\s+lost\s+unavailable\s+14 \(8 dropped\)\s+-$/);
+      expect(second).toMatch(/^2\s+c2\s+runner-b\s+0\s+exited\s+delivered \(to agent\)\s+5000000123\s+2026-01-01T00:05:00.000Z$/);
+      const missing = capture();
+      expect(await main(['--url', url, '--token', 'x', 'tasks', 'commands', 'nope'], missing.io)).toBe(1);
+      expect(missing.err()).toMatch(/task not found \(404 not_found\)/);
+      expect(commandTable([])).toBe('no attempts yet\n');
+    });
   });
 });

@@ -1,3 +1,4 @@
+import type { CommandView, RunView } from '@handplane/contracts';
 import type { Task } from './api';
 
 /** A compact age: 5s, 3m, 2h, 4d. */
@@ -27,6 +28,31 @@ export function taskTable(tasks: Task[]): string {
   return table(
     ['TASK', 'STATUS', 'EXIT', 'AGE', 'CONVERSATION', 'COMMAND'],
     tasks.map((t) => [t.taskId, t.status + (t.background && !['succeeded', 'failed', 'cancelled', 'timed_out', 'lost'].includes(t.status) ? ' (bg)' : ''), t.exitCode === null ? (t.signal ?? '-') : String(t.exitCode), age(t.createdAt), t.conversationId, oneLine(t.command)]),
+  );
+}
+
+export function runTable(runs: RunView[]): string {
+  if (runs.length === 0) return 'no runs\n';
+  return table(
+    ['RUN', 'STATUS', 'TRIGGER', 'USER', 'STARTED', 'FINISHED', 'DETAIL'],
+    runs.map((r) => [r.runId, r.status, r.triggerRef ? `${r.trigger} ${r.triggerRef}` : r.trigger, r.userId, r.startedAt, r.finishedAt ?? '-', r.detail ? oneLine(r.detail) : '']),
+  );
+}
+
+export function commandTable(attempts: CommandView[]): string {
+  if (attempts.length === 0) return 'no attempts yet\n';
+  return table(
+    ['ATTEMPT', 'COMMAND', 'RUNNER', 'EXIT', 'REASON', 'RESULT', 'BYTES', 'FINISHED'],
+    attempts.map((c) => [
+      String(c.attempt),
+      c.commandId,
+      c.runnerId ?? '-',
+      c.exitCode === null ? (c.signal ?? '-') : String(c.exitCode),
+      c.reason ?? '-',
+      c.resultState + (c.deliveredTo ? ` (to ${c.deliveredTo})` : ''),
+      String(c.outputBytes) + (c.truncation ? ` (${c.truncation.droppedBytes} dropped)` : ''),
+      c.finishedAt ?? '-',
+    ]),
   );
 }
 

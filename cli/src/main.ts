@@ -4,6 +4,7 @@ import { chatCommand } from './commands/chat';
 import { auditCommand, stopAllCommand } from './commands/conversation';
 import { projectionsCommand } from './commands/projections';
 import { runCommand } from './commands/run';
+import { runsCommand } from './commands/runs';
 import { tasksCommand } from './commands/tasks';
 import { tokenCommand } from './commands/token';
 import { makeContext, type Context } from './context';
@@ -20,10 +21,12 @@ commands:
                                                run a command, follow its output, exit with its exit code
   tasks ls [--all] [--status S] [--conversation ID]   the tasks you may see (running ones by default)
   tasks show <taskId>                          one task
+  tasks commands <taskId>                      its attempts: runner, exit, result
   tasks logs [-f] <taskId>                     its output (-f: follow until it is done)
   tasks stop [--attempt N] <taskId>            stop a task
   tasks stdin [--close] [-n] <taskId> [data|-] input for a running task (data + newline, - = stdin)
   stop-all <conversation>                      stop every task and the active run of a conversation
+  runs <conversation>                          the runs of the agent, oldest first
   audit <conversation> [--tasks]               the conversation's log, in order (--tasks: with each task's own events)
   projections ls                               operator: each read model, its position and rows (HANDPLANE_ADMIN_TOKEN)
   projections rebuild [name…]                  operator: rebuild read models from sequence 1 while serving (all when no name)
@@ -41,6 +44,7 @@ const COMMANDS: Record<string, (ctx: Context, argv: string[]) => Promise<number>
   tasks: tasksCommand,
   'stop-all': stopAllCommand,
   audit: auditCommand,
+  runs: runsCommand,
   projections: projectionsCommand,
 };
 

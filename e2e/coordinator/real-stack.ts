@@ -16,7 +16,7 @@ import {
 } from '@handplane/contracts';
 import type { ConversationEvent, SandboxCommandEvent, TaskEvent } from '@handplane/domain';
 import { callRpc, createLogger, createPool, EventStore } from '@handplane/platform';
-import { freshDatabase, NATS_URL, testNats, waitFor } from '@handplane/testing';
+import { ensureConversation, freshDatabase, NATS_URL, testNats, waitFor } from '@handplane/testing';
 import type { Pool } from 'pg';
 import { startIngestor, type RunningIngestor } from '../../services/log-ingestor/src/service';
 import { startRunner, type RunningRunner } from '../../services/sandbox-runner/src/service';
@@ -63,7 +63,12 @@ export async function realStack(label: string, env: Record<string, string> = {})
     store,
     pool,
     runner,
-    startTask: (body: unknown): Promise<StartTaskReply> => callRpc(nats.nats.nc, t.rpc.startTask, body, startTaskReplySchema),
+    /** Creates the body's conversation in CONV first (as the gateway would), unless `{ create: false }`. */
+    startTask: async (body: unknown, o: { create?: boolean } = {}): Promise<StartTaskReply> => {
+      const b = body as { conversationId?: unknown; tenant?: unknown } | null;
+      if (o.create !== false && typeof b?.conversationId === 'string' && typeof b.tenant === 'string') await ensureConversation(nats.nats, t, b.conversationId, b.tenant);
+      return callRpc(nats.nats.nc, t.rpc.startTask, body, startTaskReplySchema);
+    },
     stopTask: (body: { taskId: string; attempt?: number }): Promise<StopTaskReply> => callRpc(nats.nats.nc, t.rpc.stopTask, { tenant: 'acme', userId: 'alice', ...body }, stopTaskReplySchema),
     stopAll: (body: { conversationId: string; epoch: number }): Promise<StopAllReply> => callRpc(nats.nats.nc, t.rpc.stopAll, { tenant: 'acme', userId: 'alice', ...body }, stopAllReplySchema),
     taskEvents: async (taskId: string): Promise<TaskEvent[]> => (await store.read(t.streams.TASKS, t.task(taskId), decodeTaskEvent)).events.map((e) => e.event),

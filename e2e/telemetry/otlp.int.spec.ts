@@ -37,6 +37,31 @@ describe('OTLP exporter configured from the environment', () => {
     expect(received[0]!.body).toContain('handplane-probe');
   });
 
+  it('a service stopped by SIGTERM sends the spans of its last second and of its stop before it exits', async () => {
+    const { port } = server.address() as AddressInfo;
+    const before = received.length;
+    const env = { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, OTEL_TRACES_EXPORTER: '', OTLP_CHILD: 'signal' };
+    await promisify(execFile)(process.execPath, ['-r', './scripts/ts-register.js', 'e2e/telemetry/otlp-child.ts'], { cwd: root, env, timeout: 60_000 });
+    const bodies = received.slice(before).map((r) => r.body).join('\n');
+    expect(bodies).toContain('probe-span');
+    expect(bodies).toContain('stop-span');
+  });
+
+  it('a collector that never answers does not hold the shutdown', async () => {
+    const silent = createServer(() => undefined); // accepts, never answers
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    try {
+      const { port } = silent.address() as AddressInfo;
+      const env = { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, OTEL_TRACES_EXPORTER: '', OTLP_CHILD: 'signal', FLUSH_TIMEOUT_MS: '500' };
+      // Exit code 0 (execFile rejects otherwise, and kills a child still running after 8 s: the
+      // exporter's own timeout is 10 s, so a shutdown that waited for it would fail here).
+      await promisify(execFile)(process.execPath, ['-r', './scripts/ts-register.js', 'e2e/telemetry/otlp-child.ts'], { cwd: root, env, timeout: 8_000 });
+    } finally {
+      silent.closeAllConnections();
+      await new Promise<void>((r) => silent.close(() => r()));
+    }
+  });
+
   it('exports nothing when OTEL_TRACES_EXPORTER=none even with an endpoint', async () => {
     const { port } = server.address() as AddressInfo;
     const before = received.length;

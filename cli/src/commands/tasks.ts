@@ -2,10 +2,11 @@ import { intOption, option, parseArgs } from '../args';
 import type { Task } from '../api';
 import { print, type Context } from '../context';
 import { followOutput } from '../follow';
-import { taskDetails, taskTable } from '../format';
+import type { CommandView } from '@handplane/contracts';
+import { commandTable, taskDetails, taskTable } from '../format';
 import { UsageError } from '../io';
 
-const USAGE = 'usage: handplane tasks ls [--all] [--status S] [--conversation ID] [--user U] [--overdue] | tasks overdue | tasks show <taskId> | tasks logs [-f] <taskId> | tasks stop [--attempt N] <taskId> | tasks stdin [--close] [-n] [--attempt N] <taskId> [data|-]';
+const USAGE = 'usage: handplane tasks ls [--all] [--status S] [--conversation ID] [--user U] [--overdue] | tasks overdue | tasks show <taskId> | tasks commands <taskId> | tasks logs [-f] <taskId> | tasks stop [--attempt N] <taskId> | tasks stdin [--close] [-n] [--attempt N] <taskId> [data|-]';
 
 /** `handplane tasks …`: the registry, one task, its output, stopping it, input for it. */
 export async function tasksCommand(ctx: Context, argv: string[]): Promise<number> {
@@ -18,6 +19,8 @@ export async function tasksCommand(ctx: Context, argv: string[]): Promise<number
       return show(ctx, rest);
     case 'overdue':
       return overdue(ctx, rest);
+    case 'commands':
+      return commands(ctx, rest);
     case 'logs':
       return logs(ctx, rest);
     case 'stop':
@@ -66,6 +69,14 @@ async function show(ctx: Context, argv: string[]): Promise<number> {
   const { taskId } = oneTask(argv, { flags: [], options: [] });
   const t = await ctx.api().json<Task>('GET', `/v1/tasks/${encodeURIComponent(taskId)}`);
   print(ctx, t, () => taskDetails(t));
+  return 0;
+}
+
+/** Every attempt of the task (the `commands` read model): runner, exit, result. */
+async function commands(ctx: Context, argv: string[]): Promise<number> {
+  const { taskId } = oneTask(argv, { flags: [], options: [] });
+  const attempts = await ctx.api().json<CommandView[]>('GET', `/v1/tasks/${encodeURIComponent(taskId)}/commands`);
+  print(ctx, attempts, () => commandTable(attempts));
   return 0;
 }
 

@@ -29,3 +29,65 @@ export interface TaskView {
    */
   receipt: TaskReceipt | null;
 }
+
+/* The read models the gateway serves besides tasks (`GET …/runs`, `…/todos`, `…/queue`, `/v1/tasks/:id/commands`, `…/log-index`). */
+
+/** One run of the agent (`runs`), (`GET /v1/conversations/:id/runs`). */
+export interface RunView {
+  runId: string;
+  userId: string;
+  trigger: string;
+  /** The message, question, approval or task that started it. */
+  triggerRef: string | null;
+  status: string;
+  detail: string | null;
+  startedAt: string;
+  finishedAt: string | null;
+}
+
+/** One item of the conversation's current todo list (`todos`). */
+export interface TodoView {
+  id: string;
+  content: string;
+  status: string;
+  taskIds: string[];
+  /** The agent waits on one of its tasks. */
+  waitedOn: boolean;
+  runId: string | null;
+}
+
+/** One thing queued for the agent (`conversation_queue`) and the run it started, if any. */
+export interface QueueEntryView {
+  seq: number;
+  kind: string;
+  itemId: string;
+  userId: string;
+  queuedAt: string;
+  startedRunId: string | null;
+  startedSeq: number | null;
+}
+
+/** One attempt of a task (`commands`). */
+export interface CommandView {
+  commandId: string;
+  attempt: number;
+  runnerId: string | null;
+  exitCode: number | null;
+  signal: string | null;
+  endOffset: number | null;
+  reason: string | null;
+  startedAt: string | null;
+  finishedAt: string | null;
+  resultState: string;
+  outputBytes: number;
+  truncation: { droppedFrom: number; droppedTo: number; droppedBytes: number } | null;
+  deliveredTo: string | null;
+}
+
+/** Where one chunk, truncation marker or exit record of a command's output sits in LOGS (`command_log_index`). */
+export interface LogIndexEntryView {
+  kind: string;
+  offset: number;
+  bytes: number;
+  logsSeq: number;
+}

@@ -24,11 +24,11 @@ export {
 export type { CommandInput, StartTaskRequest, StartTaskReply, ValidateTaskWaitRequest, ValidateTaskWaitReply, RpcError, StopTaskRequest, StopTaskReply, StopAllRequest, StopAllReply } from './rpc.schemas';
 export { configSchema, loadConfig } from './config';
 export { CONDITION_LIMITS, waitUntilSchema, waitConditionSchema, compileOutputPattern, conditionRefusal, scanLines } from './wait-conditions';
-export type { WaitCondition, ScanCarry } from './wait-conditions';
+export type { WaitCondition, WaitUntil, ScanCarry } from './wait-conditions';
 export type { Config } from './config';
 export { markDeliveredRequestSchema, markDeliveredReplySchema } from './delivery.schemas';
 export type { MarkDeliveredRequest, MarkDeliveredReply } from './delivery.schemas';
-export type { TaskView, TaskReceipt } from './api.types';
+export type { TaskView, TaskReceipt, RunView, TodoView, QueueEntryView, CommandView, LogIndexEntryView } from './api.types';
 export { STDIN_MAX_BYTES, writeStdinRequestSchema, writeStdinReplySchema } from './stdin.schemas';
 export type { WriteStdinRequest, WriteStdinReply } from './stdin.schemas';
 export { PROJECTIONS, PROJECTION_NAMES, projectionRebuildSubject, projectionRebuildReplySchema } from './projections';

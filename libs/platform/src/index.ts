@@ -24,6 +24,8 @@ export { serveProjectionRebuilds } from './db/projection-admin';
 export type { ServedRebuilds } from './db/projection-admin';
 export { setupTracing, tracerFor, inSpan, failSpan, currentTraceparent, contextFromTraceparent, SERVICE_ATTR } from './telemetry/tracing';
 export type { Tracing } from './telemetry/tracing';
+export { stopOnSignals, flushTracing, TRACE_FLUSH_TIMEOUT_MS } from './telemetry/shutdown';
+export type { StopOnSignalsOptions } from './telemetry/shutdown';
 export { injectNatsHeaders, extractNatsHeaders, traceMetadata, extractGrpcMetadata } from './telemetry/propagation';
 export { ServiceMetrics, bindTelemetry, telemetryOf } from './telemetry/metrics';
 export type { GaugeSample } from './telemetry/metrics';

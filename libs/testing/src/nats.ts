@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { topology, type Topology } from '@handplane/contracts';
+import { encodeEvent, topology, type Topology } from '@handplane/contracts';
 import { connectNats, deleteStreams, ensureStreams, type Nats } from '@handplane/platform';
 
 export const NATS_URL = process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -26,4 +26,16 @@ export async function testNats(label = 't'): Promise<{ nats: Nats; topology: Top
       await nats.nc.drain().catch(() => undefined);
     },
   };
+}
+
+/**
+ * Publishes the conversation's `conversation.created` (as the gateway does) unless its subject holds
+ * one already: the coordinator refuses to start a task in a conversation it cannot find in CONV.
+ */
+export async function ensureConversation(nats: Nats, t: Topology, conversationId: string, tenant: string, createdBy = 'alice'): Promise<void> {
+  const subject = t.conv(conversationId);
+  const last = await nats.jsm.streams.getMessage(t.streams.CONV, { last_by_subj: subject }).catch(() => null);
+  if (last) return;
+  const event = { type: 'conversation.created' as const, data: { conversationId, tenant, title: '', createdBy }, metadata: { at: new Date().toISOString(), actor: createdBy } };
+  await nats.js.publish(subject, encodeEvent(event), { msgID: `created:${conversationId}` });
 }

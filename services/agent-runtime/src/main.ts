@@ -1,28 +1,15 @@
 import { loadConfig } from '@handplane/contracts';
-import { createLogger, setupTracing } from '@handplane/platform';
+import { createLogger, setupTracing, stopOnSignals } from '@handplane/platform';
 import { startRuntime } from './service';
 
 async function main() {
   const config = loadConfig();
   // Before anything traced starts; OTEL_TRACES_EXPORTER / OTEL_EXPORTER_OTLP_ENDPOINT choose the exporter.
-  setupTracing('agent-runtime');
+  const tracing = setupTracing('agent-runtime');
   const logger = createLogger('agent-runtime', config.LOG_LEVEL);
   const runtime = await startRuntime(config, { logger });
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'stopping');
-    runtime.stop().then(
-      () => process.exit(0),
-      (e) => {
-        logger.error({ err: e }, 'stop failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  // On SIGTERM/SIGINT: stop, flush the last spans, exit.
+  stopOnSignals({ stop: () => runtime.stop(), tracing, log: (e, msg) => ('err' in e ? logger.error(e, msg) : logger.info(e, msg)) });
 }
 
 main().catch((e) => {

@@ -6,6 +6,7 @@ import type { TokenVerifier } from './app/auth';
 import { conversationsApp } from './app/conversations';
 import { feedOpener } from './app/feeds';
 import { promptsApp } from './app/prompts';
+import { readModelsApp } from './app/read-models/read-model-queries';
 import { projectionsAdminApp } from './app/projections-admin';
 import type { RateLimiter } from './app/rate-limit';
 import type { GatewayResources } from './app/resources';
@@ -22,7 +23,7 @@ import { HttpErrorFilter } from './http/error-mapping';
 import { OpenApiController } from './http/openapi.controller';
 import { StdinController } from './http/stdin.controller';
 import { TasksController } from './http/tasks.controller';
-import { ADMIN_TOKEN, PROJECTIONS_ADMIN_APP } from './http/tokens';
+import { ADMIN_TOKEN, PROJECTIONS_ADMIN_APP, READ_MODELS_APP } from './http/tokens';
 import { AUDIT_APP, CONVERSATIONS_APP, FEED_OPENER, LOGGER, PROMPTS_APP, RATE_LIMITER, SSE_SETTINGS, SSE_TICKETS, STDIN_APP, STOPS_APP, TASKS_APP, TOKEN_VERIFIER } from './http/tokens';
 import { EventsController, type SseSettings } from './sse/events.controller';
 
@@ -58,6 +59,7 @@ export class AppModule {
         { provide: STDIN_APP, useFactory: () => stdinApp(d.resources) },
         { provide: PROMPTS_APP, useFactory: () => promptsApp(d.resources) },
         { provide: AUDIT_APP, useFactory: () => auditApp(d.resources) },
+        { provide: READ_MODELS_APP, useFactory: () => readModelsApp(d.resources) },
         { provide: FEED_OPENER, useFactory: () => feedOpener(d.resources) },
         { provide: APP_FILTER, useClass: HttpErrorFilter },
         { provide: ADMIN_TOKEN, useValue: d.adminToken ?? '' },

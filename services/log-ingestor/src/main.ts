@@ -1,28 +1,15 @@
 import { loadConfig } from '@handplane/contracts';
-import { createLogger, loadRunnerClientTls, setupTracing } from '@handplane/platform';
+import { createLogger, loadRunnerClientTls, setupTracing, stopOnSignals } from '@handplane/platform';
 import { startIngestor } from './service';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   // Before anything traced starts; OTEL_TRACES_EXPORTER / OTEL_EXPORTER_OTLP_ENDPOINT choose the exporter.
-  setupTracing('log-ingestor');
+  const tracing = setupTracing('log-ingestor');
   const logger = createLogger('log-ingestor', config.LOG_LEVEL);
   const running = await startIngestor(config, { logger, runnerTls: loadRunnerClientTls() });
-  let stopping = false;
-  const shutdown = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'stopping');
-    running.stop().then(
-      () => process.exit(0),
-      (e) => {
-        logger.error({ err: e }, 'unclean stop');
-        process.exit(1);
-      },
-    );
-  };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+  // On SIGTERM/SIGINT: stop, flush the last spans, exit.
+  stopOnSignals({ stop: () => running.stop(), tracing, log: (e, msg) => ('err' in e ? logger.error(e, msg) : logger.info(e, msg)) });
 }
 
 main().catch((e) => {

@@ -23,6 +23,7 @@ import { enforceBudgets } from './app/budgets';
 import { CompletionOutbox } from './app/completion-outbox';
 import { publishOverdueReport } from './app/overdue-report';
 import { coordinatorMetrics } from './coordinator-metrics';
+import { ConversationTenants } from './app/conversation-tenant';
 import { Placements } from './app/placements';
 import { DeadlineWatch } from './app/deadlines';
 import type { CoordinatorDeps } from './app/deps';
@@ -111,6 +112,7 @@ export async function startCoordinator(config: Config, o: CoordinatorOverrides =
       registry: await RunnerRegistry.open(nats, t.runnersBucket, config.STREAM_REPLICAS),
       runners,
       placements: new Placements(),
+      conversations: new ConversationTenants(nats, t),
       settings: {
         foregroundWindowMs: config.FOREGROUND_WINDOW_MS,
         defaultDeadlineMs: config.TASK_DEADLINE_MS,

@@ -1,7 +1,7 @@
 import type { StartTaskReply } from '@handplane/contracts';
 import type { ConversationEvent, SandboxCommandEvent, TaskReceipt } from '@handplane/domain';
 import type { FixedClock } from '@handplane/kernel';
-import { waitFor } from '@handplane/testing';
+import { ensureConversation, waitFor } from '@handplane/testing';
 import { harness, startBody, type Harness } from './harness';
 import { RunnerDouble } from './runner-double';
 
@@ -80,6 +80,22 @@ describe('budgets and exit receipts (issue 10.4, 10.5; real NATS and Postgres, g
     await h.appendCommandEvents(a.commandId, exited(a, { exitCode: 0, signal: null, reason: '' }), `ingest:${a.commandId}`);
     await projected(a.taskId, 'succeeded');
     ok(await h.startTask(startBody({ requestId: 'cc-d', conversationId: 'conv-cc' })));
+  });
+
+  it('racing starts never overshoot the concurrency budget: of six at once, exactly two start', async () => {
+    await ensureConversation(h.nats, h.t, 'conv-race', 'acme');
+    const replies = await Promise.all(Array.from({ length: 6 }, (_, i) => h.startTask(startBody({ requestId: `race-${i}`, conversationId: 'conv-race' }), { create: false })));
+    const started = replies.filter((r) => r.ok);
+    const refused = replies.filter((r) => !r.ok);
+    expect({ started: started.length, refused: refused.length }).toEqual({ started: 2, refused: 4 });
+    for (const r of refused) expect(!r.ok && r.error).toMatchObject({ code: 'forbidden', message: expect.stringMatching(/limit is 2 concurrent tasks/) });
+    // Nothing else was registered in that conversation (the refused ones left no task behind).
+    const rows = await h.pool.query('SELECT count(*)::int AS n FROM tasks WHERE conversation_id = $1', ['conv-race']);
+    expect(rows.rows[0].n).toBe(2);
+    // A retried request of a started task still answers it (the budget is full, but it is not new).
+    const first = replies.findIndex((r) => r.ok);
+    const again = await h.startTask(startBody({ requestId: `race-${first}`, conversationId: 'conv-race' }), { create: false });
+    expect(ok(again).taskId).toBe((replies[first] as Ok).taskId);
   });
 
   it('stops a running task whose tenant went over its output budget (the ingestor’s committed bytes), with a policy receipt', async () => {

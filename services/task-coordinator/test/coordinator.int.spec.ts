@@ -85,7 +85,7 @@ describe('task coordinator (real NATS and Postgres, gRPC runner double)', () => 
 
   it('derives ids per tenant, applies the default deadline and refuses one above the maximum', async () => {
     const here = ok(await h.startTask(startBody({ requestId: 'req-2', tenant: 'acme' })));
-    const there = ok(await h.startTask(startBody({ requestId: 'req-2', tenant: 'globex' })));
+    const there = ok(await h.startTask(startBody({ requestId: 'req-2', tenant: 'globex', conversationId: 'conv-globex' })));
     expect(there.taskId).not.toBe(here.taskId);
     const reg = ofType(await h.taskEvents(here.taskId), 'TaskRegistered')[0]!;
     expect(reg.data).toMatchObject({ timeoutMs: h.config.TASK_DEADLINE_MS, foregroundWindowMs: 300, epoch: 3, attempt: 1 });

@@ -16,7 +16,7 @@ import {
 import type { ConversationEvent, SandboxCommandEvent, TaskEvent } from '@handplane/domain';
 import { FixedClock, type Clock } from '@handplane/kernel';
 import { callRpc, createLogger, createPool, EventStore } from '@handplane/platform';
-import { freshDatabase, testNats, waitFor } from '@handplane/testing';
+import { ensureConversation, freshDatabase, testNats, waitFor } from '@handplane/testing';
 import type { Pool } from 'pg';
 import { startCoordinator, type CoordinatorOverrides, type RunningCoordinator } from '../src/service';
 
@@ -57,7 +57,12 @@ export async function harness<C extends Clock = FixedClock>(label: string, env: 
       await between?.();
       coordinator = await start();
     },
-    startTask: (body: unknown): Promise<StartTaskReply> => callRpc(nats.nats.nc, t.rpc.startTask, body, startTaskReplySchema),
+    /** Creates the body's conversation in CONV first (as the gateway would), unless `{ create: false }`. */
+    startTask: async (body: unknown, o: { create?: boolean } = {}): Promise<StartTaskReply> => {
+      const b = body as { conversationId?: unknown; tenant?: unknown } | null;
+      if (o.create !== false && typeof b?.conversationId === 'string' && typeof b.tenant === 'string') await ensureConversation(nats.nats, t, b.conversationId, b.tenant);
+      return callRpc(nats.nats.nc, t.rpc.startTask, body, startTaskReplySchema);
+    },
     stopTask: (body: { taskId: string; tenant?: string; userId?: string; attempt?: number; reason?: 'user' | 'policy' }): Promise<StopTaskReply> =>
       callRpc(nats.nats.nc, t.rpc.stopTask, { tenant: 'acme', userId: 'alice', ...body }, stopTaskReplySchema),
     stopAll: (body: { conversationId: string; epoch: number; tenant?: string; userId?: string }): Promise<StopAllReply> =>

@@ -49,6 +49,11 @@ class CuttableProxy {
     this.cutOff = false;
   }
 
+  /** Connections accepted during the cut and never forwarded. */
+  get heldCount(): number {
+    return this.held.size;
+  }
+
   async close(): Promise<void> {
     for (const s of [...this.live, ...this.held]) s.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
@@ -68,6 +73,11 @@ describe('RunnerClients after a runner was unreachable', () => {
       list: (_call, cb) => {
         lists += 1;
         cb(null, { runnerId: 'proxied', bootId: 'boot-1', commands: [] } as ListResponse);
+      },
+      // One chunk, then the end of the stream.
+      readLog: (call) => {
+        call.write({ record: { $case: 'chunk', value: { offset: 0, stream: 1, data: Buffer.from(`log of ${call.request.commandId}`) } } } as never);
+        call.end();
       },
     };
     for (const name of Object.keys(RunnerService) as (keyof RunnerServer)[]) if (!impl[name]) (impl as Record<string, unknown>)[name] = unimplemented;
@@ -108,8 +118,49 @@ describe('RunnerClients after a runner was unreachable', () => {
     }
   }, 60_000);
 
+  /** A ReadLog follow stream (no deadline, as the ingestor's): its chunks' bytes, or its error. */
+  const readLog = (clients: RunnerClients) =>
+    new Promise<string>((resolve, reject) => {
+      const call = clients.get(`127.0.0.1:${proxy.port}`).readLog({ commandId: 'c1', fromOffset: 0, follow: true, maxChunkBytes: 0 });
+      let got = '';
+      call.on('data', (r: { record?: { $case: string; value: { data?: Uint8Array } } }) => (got += r.record?.$case === 'chunk' ? Buffer.from(r.record.value.data ?? []).toString() : ''));
+      call.on('error', reject);
+      call.on('end', () => resolve(got));
+    });
+
+  it('fails a stream without a deadline that waits on a stalled channel, so its caller retries on a new one', async () => {
+    const clients = new RunnerClients(undefined, undefined, { connectTimeoutMs: 1500 });
+    try {
+      await expect(readLog(clients)).resolves.toBe('log of c1');
+      proxy.cut();
+      // The channel reconnects into the void: its connect is held and never completes.
+      const held = proxy.heldCount;
+      await waitFor(
+        async () => {
+          await list(clients, 300).catch(() => undefined);
+          return proxy.heldCount > held || undefined;
+        },
+        10_000,
+        'a connect held by the cut',
+        50,
+      );
+      const started = Date.now();
+      const waiting = readLog(clients);
+      proxy.heal();
+      // Without the watchdog it would wait until the held connect gives up (never, with this proxy).
+      await expect(waiting).rejects.toMatchObject({ code: GrpcStatus.UNAVAILABLE, details: expect.stringMatching(/not ready for \d+ ms \(replaced by a new connection\)/) });
+      expect(Date.now() - started).toBeLessThan(20_000);
+      expect(clients.replaced).toBeGreaterThanOrEqual(1);
+      // The retry goes through a new channel.
+      await expect(readLog(clients)).resolves.toBe('log of c1');
+    } finally {
+      clients.close();
+    }
+  }, 60_000);
+
   it('keeps a working channel: no replacement while calls succeed', async () => {
-    const clients = new RunnerClients(undefined, undefined, { connectTimeoutMs: 200 });
+    // Short, but longer than a loaded machine's connect through the proxy (the watchdog fails calls waiting longer).
+    const clients = new RunnerClients(undefined, undefined, { connectTimeoutMs: 1000 });
     try {
       const first = clients.get(`127.0.0.1:${proxy.port}`);
       for (let i = 0; i < 5; i++) {

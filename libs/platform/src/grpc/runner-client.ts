@@ -60,20 +60,29 @@ interface Cached {
   readonly client: RunnerClient;
   /** Monotonic time since which the channel was seen neither READY nor IDLE (null: it was, last time looked). */
   notReadySince: number | null;
+  /** Calls made on this channel that have not ended yet (the watchdog fails them when it replaces the channel). */
+  readonly calls: Set<InterceptingCall>;
 }
+
+/** How often the watchdog looks at channels that have calls waiting. */
+const WATCHDOG_EVERY_MS = 1_000;
 
 /**
  * Caches one client per runner address. Calls are traced, and timed in `metrics` when given.
  * A client whose channel stayed out of READY (connecting, or failing) for `connectTimeoutMs` is
- * closed and replaced at the next `get`, so a runner that is reachable again is reached by a new
- * connection instead of waiting for a connect attempt that can no longer succeed. A channel that
- * is not READY carries no call stream, so closing it cuts nothing (calls still waiting for a pick
- * fail with UNAVAILABLE, as they would at their deadline).
+ * closed and replaced, so a runner that is reachable again is reached by a new connection instead
+ * of waiting for a connect attempt that can no longer succeed: at the next `get`, or by a watchdog
+ * while calls wait on it. The watchdog matters for calls without a deadline (the ingestor's
+ * `ReadLog` follow streams): queued on a channel whose connect hangs, they would wait until the
+ * kernel gives the connect up (about 127 s after a 90 s network cut, chaos suite). It fails them
+ * with UNAVAILABLE, and their callers retry on a new channel. A channel that is not READY carries
+ * no call stream, so this cuts nothing that was moving.
  */
 export class RunnerClients {
   private readonly clients = new Map<string, Cached>();
   private readonly interceptor: Interceptor;
   private readonly connectTimeoutMs: number;
+  private watchdog: NodeJS.Timeout | undefined;
   /** Channels replaced because they stalled (for tests and metrics). */
   replaced = 0;
   constructor(
@@ -86,32 +95,65 @@ export class RunnerClients {
   }
 
   get(address: string): RunnerClient {
-    const now = performance.now();
     const cached = this.clients.get(address);
-    if (cached) {
-      const state = cached.client.getChannel().getConnectivityState(false);
-      if (state === ConnectivityState.READY || state === ConnectivityState.IDLE) {
-        cached.notReadySince = null;
-        return cached.client;
-      }
-      cached.notReadySince ??= now;
-      const stalledMs = now - cached.notReadySince;
-      if (state !== ConnectivityState.SHUTDOWN && stalledMs < this.connectTimeoutMs) return cached.client;
-      cached.client.close();
-      this.clients.delete(address);
-      this.replaced += 1;
-      this.options.onReplaced?.(address, Math.round(stalledMs));
-    }
-    const client = new RunnerClient(address, clientCredentials(address, this.tls), { ...GRPC_KEEPALIVE, interceptors: [this.interceptor] });
-    this.clients.set(address, { client, notReadySince: null });
+    if (cached && !this.stalled(address, cached)) return cached.client;
+    const calls = new Set<InterceptingCall>();
+    const client = new RunnerClient(address, clientCredentials(address, this.tls), { ...GRPC_KEEPALIVE, interceptors: [this.interceptor, trackCalls(calls)] });
+    this.clients.set(address, { client, notReadySince: null, calls });
+    this.watchdog ??= setInterval(() => this.watch(), Math.min(WATCHDOG_EVERY_MS, this.connectTimeoutMs)).unref();
     return client;
   }
 
+  /** True (and the channel replaced: closed, its waiting calls failed) when it stalled; updates its clock. */
+  private stalled(address: string, cached: Cached): boolean {
+    const now = performance.now();
+    const state = cached.client.getChannel().getConnectivityState(false);
+    if (state === ConnectivityState.READY || state === ConnectivityState.IDLE) {
+      cached.notReadySince = null;
+      return false;
+    }
+    cached.notReadySince ??= now;
+    const stalledMs = now - cached.notReadySince;
+    if (state !== ConnectivityState.SHUTDOWN && stalledMs < this.connectTimeoutMs) return false;
+    this.clients.delete(address);
+    cached.client.close();
+    for (const call of cached.calls) call.cancelWithStatus(GrpcStatus.UNAVAILABLE, `runner ${address} unreachable: its channel was not ready for ${Math.round(stalledMs)} ms (replaced by a new connection)`);
+    cached.calls.clear();
+    this.replaced += 1;
+    this.options.onReplaced?.(address, Math.round(stalledMs));
+    return true;
+  }
+
+  /** Replaces the stalled channels that have calls waiting (the others wait for their next `get`). */
+  private watch(): void {
+    for (const [address, cached] of [...this.clients]) if (cached.calls.size > 0) this.stalled(address, cached);
+  }
+
   close(): void {
+    clearInterval(this.watchdog);
+    this.watchdog = undefined;
     for (const c of this.clients.values()) c.client.close();
     this.clients.clear();
   }
 }
+
+/** Keeps `calls` to the calls in flight on one channel. */
+const trackCalls =
+  (calls: Set<InterceptingCall>): Interceptor =>
+  (options, nextCall) => {
+    const call: InterceptingCall = new InterceptingCall(nextCall(options), {
+      start(metadata, _listener, next) {
+        next(metadata, {
+          onReceiveStatus(status, nextStatus) {
+            calls.delete(call);
+            nextStatus(status);
+          },
+        });
+      },
+    });
+    calls.add(call);
+    return call;
+  };
 
 /** Turns a callback-style unary gRPC call into a promise with a deadline. Bind the method: `unary(c.exec.bind(c), req)`. */
 export function unary<Req, Res>(

@@ -9,6 +9,14 @@ const statusRank = (s) => (TERMINAL.has(s) ? 3 : (STATUS_RANK[s] ?? 0));
 const RESULT_RANK = { result_pending: 0, readable: 1, unavailable: 1, delivered: 2 };
 const resultRank = (s) => RESULT_RANK[s] ?? 0;
 
+// What a condition wait (issue 10.1) waits for, in words.
+const untilText = (u) => {
+  if (!u || u === 'exit') return 'it exits';
+  if (u.outputMatches !== undefined) return `its output matches /${u.outputMatches}/`;
+  if (u.portOpen !== undefined) return `port ${u.portOpen} is open`;
+  if (u.fileExists !== undefined) return `${u.fileExists} exists`;
+  return 'a condition';
+};
 const idOf = (d, key) => (d && (d[key] ?? d.id)) || '';
 const textOf = (d, ...keys) => {
   for (const k of keys) if (d && typeof d[k] === 'string' && d[k]) return d[k];
@@ -219,6 +227,13 @@ const HANDLERS = {
     const t = s.tasks.get(d.taskId);
     const what = d.bytes ? `${d.bytes} byte(s) of input` : 'no input';
     s.system(seq, `${d.by}${d.via === 'agent' ? ' (agent)' : ''} sent ${what} to ${t ? `“${t.command}”` : d.taskId}${d.closed ? ' and closed its input' : ''}`, 'run');
+  },
+  'task.condition_met'(s, d, seq) {
+    const t = s.tasks.get(d.taskId);
+    const name = t ? `“${t.command}”` : d.taskId;
+    s.mergeTask({ taskId: d.taskId, condition: { outcome: d.outcome, until: d.until, line: d.line ?? null } });
+    if (d.outcome === 'matched') s.system(seq, `Condition met for ${name}: ${untilText(d.until)}${d.line ? ` (“${d.line}”)` : ''}. It keeps running; the agent is told, as ${d.userId}`, 'run');
+    else s.system(seq, `Condition not met in time for ${name}: ${untilText(d.until)} (${d.detail}). The agent is told, as ${d.userId}`, 'warn');
   },
   'task.internal_event'(s, d, seq) {
     const t = s.tasks.get(d.taskId);

@@ -88,7 +88,15 @@ export class TasksView {
     return h(
       'li',
       { class: `task-row state-${state}`, testid: 'task-row', dataset: { taskId: t.taskId, status: state } },
-      h('div', { class: 'task-row-top' }, chip(state, 'task-status'), chip(t.resultState || 'result_pending', 'task-result'), h('code', { class: 'cmd', title: t.command }, t.command || t.taskId)),
+      h(
+        'div',
+        { class: 'task-row-top' },
+        chip(state, 'task-status'),
+        chip(t.resultState || 'result_pending', 'task-result'),
+        // A condition wait on it held while it runs (issue 10.1): the agent went on.
+        t.condition?.outcome === 'matched' && !isTerminal(t.status) ? chip('ready', 'task-ready') : null,
+        h('code', { class: 'cmd', title: t.command }, t.command || t.taskId),
+      ),
       // How it ended (issue 10.4): the receipt's sentence, its evidence on hover.
       t.receipt ? h('p', { class: 'small task-receipt', testid: 'task-receipt', title: receiptEvidence(t.receipt), dataset: { outcome: t.receipt.outcome } }, t.receipt.summary) : null,
       h(

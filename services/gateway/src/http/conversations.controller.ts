@@ -2,12 +2,14 @@ import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, R
 import type { Response } from 'express';
 import type { AuditApp } from '../app/audit';
 import type { PromptsApp } from '../app/prompts';
+import type { ReadModelsApp } from '../app/read-models/read-model-queries';
 import type { StopsApp } from '../app/stops';
 import type { ConversationsApp } from '../app/conversations';
 import type { Principal } from '../app/resources';
 import type { TasksApp } from '../app/tasks';
 import { AuthGuard, Caller } from './auth.guard';
-import { AUDIT_APP, CONVERSATIONS_APP, PROMPTS_APP, STOPS_APP, TASKS_APP } from './tokens';
+import { page } from './paged';
+import { AUDIT_APP, CONVERSATIONS_APP, PROMPTS_APP, READ_MODELS_APP, STOPS_APP, TASKS_APP } from './tokens';
 
 /** `/v1/conversations…` (DESIGN.md §7): parse, call the use case, answer. */
 @Controller('v1/conversations')
@@ -19,6 +21,7 @@ export class ConversationsController {
     @Inject(STOPS_APP) private readonly stops: StopsApp,
     @Inject(PROMPTS_APP) private readonly prompts: PromptsApp,
     @Inject(AUDIT_APP) private readonly audit: AuditApp,
+    @Inject(READ_MODELS_APP) private readonly readModels: ReadModelsApp,
   ) {}
 
   @Post()
@@ -83,8 +86,25 @@ export class ConversationsController {
     @Query('include') include: unknown,
     @Res({ passthrough: true }) res: Response,
   ) {
-    const page = await this.audit.read(p, id, { after, limit, include });
-    if (page.nextAfter !== undefined) res.setHeader('X-Next-After', String(page.nextAfter));
-    return page.entries;
+    const r = await this.audit.read(p, id, { after, limit, include });
+    return page(res, r.entries, r.nextAfter);
+  }
+
+  /** The runs of the agent, oldest first, paged by `started_seq` like the audit. */
+  @Get(':id/runs')
+  async runs(@Caller() p: Principal, @Param('id') id: string, @Query('after') after: unknown, @Query('limit') limit: unknown, @Res({ passthrough: true }) res: Response) {
+    const r = await this.readModels.runs(p, id, { after, limit });
+    return page(res, r.rows, r.nextAfter);
+  }
+
+  @Get(':id/todos')
+  todos(@Caller() p: Principal, @Param('id') id: string) {
+    return this.readModels.todos(p, id);
+  }
+
+  /** What was queued for the agent and the run each item started; `pending=true` keeps the unstarted ones. */
+  @Get(':id/queue')
+  queue(@Caller() p: Principal, @Param('id') id: string, @Query('pending') pending: unknown) {
+    return this.readModels.queue(p, id, { pending });
   }
 }

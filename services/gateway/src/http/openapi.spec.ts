@@ -67,6 +67,11 @@ describe('OpenAPI document', () => {
       'GET /healthz',
       'GET /readyz',
       'GET /v1/tasks',
+      'GET /v1/conversations/{id}/runs',
+      'GET /v1/conversations/{id}/todos',
+      'GET /v1/conversations/{id}/queue',
+      'GET /v1/tasks/{taskId}/commands',
+      'GET /v1/tasks/{taskId}/commands/{commandId}/log-index',
     ])
       expect(documented).toContain(route);
   });

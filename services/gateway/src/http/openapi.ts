@@ -107,6 +107,31 @@ const PATHS: Record<string, Record<string, Op>> = {
       errors: [404, 422, 503],
     },
   },
+  '/v1/conversations/{id}/runs': {
+    get: {
+      summary: 'The runs of the agent (read model `runs`), oldest first',
+      description: 'Ordered by the CONV sequence of each run’s `run.started`. Pages: `X-Next-After` (that sequence) is set when more follow; pass it as `after`.',
+      tags: ['conversations'],
+      params: ['id'],
+      query: { after: 'start after this CONV sequence (default 0)', limit: '1 to 1000 (default 200)' },
+      ok: [200, 'RunList'],
+      errors: [404, 422, 503],
+    },
+  },
+  '/v1/conversations/{id}/todos': {
+    get: { summary: 'The conversation’s current todo list (read model `todos`), in order', tags: ['conversations'], params: ['id'], ok: [200, 'TodoList'], errors: [404, 503] },
+  },
+  '/v1/conversations/{id}/queue': {
+    get: {
+      summary: 'What was queued for the agent (read model `conversation_queue`) and the run each item started, by CONV sequence',
+      description: 'Items consumed without a run of their own (steering messages, results read early) never show a run here.',
+      tags: ['conversations'],
+      params: ['id'],
+      query: { pending: '`true`: only items no run has started yet; `false` (default): all' },
+      ok: [200, 'QueueList'],
+      errors: [404, 422, 503],
+    },
+  },
   '/v1/tasks': {
     get: {
       summary: 'Every task the caller may see (member conversations of their tenant), newest first',
@@ -150,6 +175,21 @@ const PATHS: Record<string, Record<string, Op>> = {
       params: ['taskId'],
       query: { offset: 'byte offset (default 0)' },
       ok: [200, null, 'application/octet-stream'],
+      errors: [404, 422, 503],
+    },
+  },
+  '/v1/tasks/{taskId}/commands': {
+    get: { summary: 'Every attempt of the task (read model `commands`), by attempt', tags: ['tasks'], params: ['taskId'], ok: [200, 'CommandList'], errors: [404, 503] },
+  },
+  '/v1/tasks/{taskId}/commands/{commandId}/log-index': {
+    get: {
+      summary: 'Where one attempt’s output chunks, truncation marker and exit record sit in LOGS (read model `command_log_index`), by offset then kind',
+      description:
+        'Without `after`, from the first row (offset 0); with `after=N`, the rows at offsets greater than N. A page never splits one offset (it may hold up to 3 rows over `limit`); `X-Next-After` (the last offset) is set when more follow. 404 when the command is not an attempt of this task.',
+      tags: ['tasks'],
+      params: ['taskId', 'commandId'],
+      query: { after: 'only rows at byte offsets greater than this', limit: '1 to 5000 (default 1000)' },
+      ok: [200, 'LogIndex'],
       errors: [404, 422, 503],
     },
   },
@@ -207,7 +247,16 @@ export function openApiDocument(version = '0.1.0'): Record<string, unknown> {
         bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT (HS256 with JWT_SECRET, or RS256 via JWKS_URL); claims sub, tenant, optional name, exp' },
         sseTicket: { type: 'apiKey', in: 'query', name: 'ticket', description: 'from POST /v1/conversations/{id}/events/ticket; one conversation, one user, 60 s' },
       },
-      schemas: { ...SCHEMAS, TaskList: list('Task'), AuditLog: list('AuditEntry') },
+      schemas: {
+        ...SCHEMAS,
+        TaskList: list('Task'),
+        AuditLog: list('AuditEntry'),
+        RunList: list('Run'),
+        TodoList: list('TodoItem'),
+        QueueList: list('QueueEntry'),
+        CommandList: list('CommandAttempt'),
+        LogIndex: list('LogIndexEntry'),
+      },
     },
     paths: Object.fromEntries(Object.entries(PATHS).map(([path, ops]) => [path, Object.fromEntries(Object.entries(ops).map(([m, o]) => [m, operation(o)]))])),
   };

@@ -1,13 +1,15 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
 import type { Response } from 'express';
 import type { AuditApp } from '../app/audit';
+import type { ReadModelsApp } from '../app/read-models/read-model-queries';
 import type { Principal } from '../app/resources';
 import type { StopsApp } from '../app/stops';
 import type { TasksApp } from '../app/tasks';
 import { AuthGuard, Caller } from './auth.guard';
-import { AUDIT_APP, STOPS_APP, TASKS_APP } from './tokens';
+import { page } from './paged';
+import { AUDIT_APP, READ_MODELS_APP, STOPS_APP, TASKS_APP } from './tokens';
 
-/** `/v1/tasks…` (DESIGN.md §7). `POST /v1/tasks/:taskId/stdin` waits for runner stdin support (issue 10). */
+/** `/v1/tasks…` (DESIGN.md §7) and the task read models (attempts, log index); stdin is in `stdin.controller.ts`. */
 @Controller('v1/tasks')
 @UseGuards(AuthGuard)
 export class TasksController {
@@ -15,6 +17,7 @@ export class TasksController {
     @Inject(TASKS_APP) private readonly tasks: TasksApp,
     @Inject(STOPS_APP) private readonly stops: StopsApp,
     @Inject(AUDIT_APP) private readonly audit: AuditApp,
+    @Inject(READ_MODELS_APP) private readonly readModels: ReadModelsApp,
   ) {}
 
   /** The task's own events (TASKS `task.<id>` and `cmd.<commandId>` of every attempt), upcast, with who and when. */
@@ -40,6 +43,26 @@ export class TasksController {
   @Get('overdue')
   overdue(@Caller() p: Principal) {
     return this.tasks.overdue(p);
+  }
+
+  /** Every attempt of the task (the `commands` read model), in order. */
+  @Get(':taskId/commands')
+  commands(@Caller() p: Principal, @Param('taskId') taskId: string) {
+    return this.readModels.commands(p, taskId);
+  }
+
+  /** Where one attempt's output sits in LOGS, by byte offset; `X-Next-After` (an offset) when more follow. */
+  @Get(':taskId/commands/:commandId/log-index')
+  async logIndex(
+    @Caller() p: Principal,
+    @Param('taskId') taskId: string,
+    @Param('commandId') commandId: string,
+    @Query('after') after: unknown,
+    @Query('limit') limit: unknown,
+    @Res({ passthrough: true }) res: Response,
+  ) {
+    const r = await this.readModels.logIndex(p, taskId, commandId, { after, limit });
+    return page(res, r.rows, r.nextAfter);
   }
 
   @Post(':taskId/stop')

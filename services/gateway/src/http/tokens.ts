@@ -10,6 +10,7 @@ export const SSE_TICKETS = Symbol('SSE_TICKETS');
 export const STOPS_APP = Symbol('STOPS_APP');
 export const PROMPTS_APP = Symbol('PROMPTS_APP');
 export const AUDIT_APP = Symbol('AUDIT_APP');
+export const READ_MODELS_APP = Symbol('READ_MODELS_APP');
 export const STDIN_APP = Symbol('STDIN_APP');
 export const ADMIN_TOKEN = Symbol('ADMIN_TOKEN');
 export const PROJECTIONS_ADMIN_APP = Symbol('PROJECTIONS_ADMIN_APP');

@@ -79,14 +79,18 @@ export async function usageOf(pool: Pool, tenant: string, conversationId: string
 
 const limited = (b: Budget) => b.maxConcurrent > 0 || b.maxRuntimeMs > 0 || b.maxOutputBytes > 0;
 
+/** True when any budget is set: starts are then checked (and serialized per tenant, see `startTask`). */
+export const budgetsSet = (budgets: Budgets): boolean => limited(budgets.conversation) || limited(budgets.tenant);
+
 /**
  * Refuses a new task (Forbidden, HTTP 403, with the reason) when its conversation or tenant is at a
- * budget. Read from the read model: starts racing each other within the projection's lag may pass
- * together, so a concurrency limit can be overshot by the starts in flight at that moment.
+ * budget. Read from the read model: the caller serializes the starts of a tenant and waits for the
+ * model to show each registration before the next check (`startTask`), so racing starts cannot
+ * overshoot a concurrency limit.
  */
 export async function checkStartBudget(d: Pick<CoordinatorDeps, 'pool' | 'clock' | 'settings'>, tenant: string, conversationId: string): Promise<void> {
   const budgets = d.settings.budgets;
-  if (!limited(budgets.conversation) && !limited(budgets.tenant)) return;
+  if (!budgetsSet(budgets)) return;
   const u = await usageOf(d.pool, tenant, conversationId, d.clock.now());
   const why = startRefusal('conversation', u.conversation, budgets.conversation) ?? startRefusal('tenant', u.tenant, budgets.tenant);
   if (why) throw new Forbidden(why);

@@ -3,6 +3,7 @@ import type { Clock } from '@handplane/kernel';
 import type { EventStore, Logger, Nats, RunnerRegistry } from '@handplane/platform';
 import type { Pool } from 'pg';
 import type { Budgets } from './budgets';
+import type { ConversationTenants } from './conversation-tenant';
 import type { Placements } from './placements';
 import type { RunnerPort } from './runner-port';
 import type { TaskRepository } from './task-repository';
@@ -52,4 +53,6 @@ export interface CoordinatorDeps {
   readonly settings: CoordinatorSettings;
   /** Where this instance just placed commands, and which runners just failed an Exec (dispatch); optional in tests. */
   readonly placements?: Placements;
+  /** Each conversation's tenant, from its `conversation.created` in CONV (start-task checks it). */
+  readonly conversations: ConversationTenants;
 }

@@ -1,14 +1,17 @@
 import type { StartTaskRequest } from '@handplane/contracts';
-import { Conflict, IllegalState, ValidationError } from '@handplane/kernel';
-import { checkStartBudget } from './budgets';
+import { Conflict, IllegalState, Unavailable, ValidationError } from '@handplane/kernel';
+import { waitForProjection } from '@handplane/platform';
+import { budgetsSet, checkStartBudget } from './budgets';
 import type { CoordinatorDeps } from './deps';
 import { knownEpoch } from './epochs';
 import { commandIdFor, taskIdFor } from './ids';
+import { underLock } from './task-lock';
+import { TASKS_PROJECTION } from './tasks.projection';
 
 /** The first attempt of every task (retries count up from it). */
 export const FIRST_ATTEMPT = 1;
 
-type Deps = Pick<CoordinatorDeps, 'tasks' | 'clock' | 'settings' | 'pool'>;
+type Deps = Pick<CoordinatorDeps, 'tasks' | 'clock' | 'settings' | 'pool' | 'lockPool' | 'conversations'>;
 type Reply = { ok: true; taskId: string; commandId: string; seq: number };
 
 /** The deadline a task runs under: its own, or the default; never above the maximum. */
@@ -29,9 +32,12 @@ async function existing(d: Deps, taskId: string): Promise<Reply | null> {
  * `seq` is the TASKS sequence of TaskRegistered: the gateway waits for the `tasks` projection to reach it.
  * A request naming an epoch that stop-all has ended is refused (conflict): nothing new starts under
  * it. (A request racing the stop-all may still register; dispatch and the epoch sweep stop it.)
+ * The conversation must exist and belong to the request's tenant (read from CONV, not trusted from
+ * the caller): a task never starts in a conversation of another tenant.
  */
 export async function startTask(d: Deps, req: StartTaskRequest): Promise<Reply> {
   const timeoutMs = deadlineFor(req.input.timeoutMs, d.settings);
+  await d.conversations.check(req.conversationId, req.tenant);
   const taskId = taskIdFor(req.tenant, req.requestId);
   const known = await knownEpoch(d.pool, req.conversationId);
   if (known && req.epoch < known.epoch) {
@@ -39,9 +45,25 @@ export async function startTask(d: Deps, req: StartTaskRequest): Promise<Reply> 
     if (before) return before;
     throw new Conflict(`epoch ${req.epoch} of this conversation has ended (stop-all); it is at epoch ${known.epoch}`);
   }
-  // A retried request answers its task whatever the budgets say now (the decider still refuses a
-  // different task under the same request id); only a new task is counted.
-  if (!(await d.tasks.load(taskId)).registered) await checkStartBudget(d, req.tenant, req.conversationId);
+  if (!budgetsSet(d.settings.budgets)) return register(d, req, taskId, timeoutMs);
+  // With budgets, a tenant's starts go one at a time (across coordinators: an advisory lock), and
+  // each waits until the read model shows its registration, so the next check counts it.
+  return underLock(d.lockPool ?? d.pool, `budget:${req.tenant}`, async () => {
+    // A retried request answers its task whatever the budgets say now (the decider still refuses a
+    // different task under the same request id); only a new task is counted.
+    if (!(await d.tasks.load(taskId)).registered) await checkStartBudget(d, req.tenant, req.conversationId);
+    const r = await register(d, req, taskId, timeoutMs);
+    if (!(await waitForProjection(d.pool, TASKS_PROJECTION, r.seq, BUDGET_PROJECTION_WAIT_MS))) {
+      throw new Unavailable(`task ${taskId} is registered but the tasks read model does not show it yet; budgets cannot be checked for the next start`);
+    }
+    return r;
+  });
+}
+
+/** How long a start under budgets waits for the read model to show it. */
+const BUDGET_PROJECTION_WAIT_MS = 10_000;
+
+async function register(d: Deps, req: StartTaskRequest, taskId: string, timeoutMs: number): Promise<Reply> {
   const commandId = commandIdFor(taskId, FIRST_ATTEMPT);
   const r = await d.tasks.execute(
     taskId,

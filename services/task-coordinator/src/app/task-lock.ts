@@ -17,3 +17,40 @@ export async function withLock<T>(pool: Pool, key: string, fn: () => Promise<T>)
     c.release();
   }
 }
+
+/**
+ * Runs `fn` while this instance holds the advisory lock on `key`, waiting for it (unlike
+ * `withLock`). Within one process the callers queue in memory first, so a burst holds one
+ * Postgres connection, not one per caller.
+ */
+export async function underLock<T>(pool: Pool, key: string, fn: () => Promise<T>): Promise<T> {
+  return local.run(key, async () => {
+    const c = await pool.connect();
+    try {
+      await c.query('BEGIN');
+      await c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`coordinator:${key}`]);
+      return await fn();
+    } finally {
+      await c.query('COMMIT').catch(() => undefined);
+      c.release();
+    }
+  });
+}
+
+/** One queue per key: `run` starts `fn` once every earlier `fn` of the same key has settled. */
+class KeyedQueue {
+  private readonly tails = new Map<string, Promise<unknown>>();
+
+  run<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const before = this.tails.get(key) ?? Promise.resolve();
+    const mine = before.then(fn, fn);
+    const tail = mine.catch(() => undefined);
+    this.tails.set(key, tail);
+    void tail.then(() => {
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    });
+    return mine;
+  }
+}
+
+const local = new KeyedQueue();

@@ -1,5 +1,5 @@
 import type { Todo } from '@handplane/domain';
-import { TERMINAL } from './scripted-plan';
+import { TERMINAL, waitEntries } from './scripted-plan';
 import type { ModelResponse, ReadOutputResult, ToolCall, TranscriptEntry } from './transcript';
 
 const HUMAN: ReadonlySet<string> = new Set(['user', 'answer', 'approval']);
@@ -30,7 +30,7 @@ function knowledge(t: readonly TranscriptEntry[], since: number): Knowledge {
       if (e.ok && r?.taskId && r.status && TERMINAL.has(r.status)) k.finished.add(r.taskId);
       if (c?.name === 'read_output' && i > since) k.readSince.add(String(c.args.taskId));
       if (c?.name !== 'write_todos') return;
-      const wait = (c.args.wait_for_tasks as string[] | undefined) ?? [];
+      const wait = waitEntries(c).map((w) => w.taskId);
       if (e.ok) k.todos = (c.args.todos as Todo[]).map((x) => ({ ...x, taskIds: x.taskIds ?? [] }));
       if (i > since && e.ok) wait.forEach((id) => k.waitedSince.add(id));
       if (i > since && !e.ok && wait.length) k.refusedSince = true;
@@ -46,7 +46,7 @@ function refusedCompletion(t: readonly TranscriptEntry[]): boolean {
   if (last.name === 'read_output') return true;
   if (last.name !== 'write_todos') return false;
   const call = t.flatMap((e) => (e.kind === 'assistant' ? e.toolCalls : [])).find((c) => c.callId === last.callId);
-  return !((call?.args.wait_for_tasks as string[] | undefined) ?? []).length;
+  return !(call ? waitEntries(call) : []).length;
 }
 
 /**

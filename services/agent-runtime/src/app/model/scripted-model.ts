@@ -1,5 +1,6 @@
+import type { WaitUntil } from '@handplane/contracts';
 import type { Todo } from '@handplane/domain';
-import { MISBEHAVIOUR, parseScript, POLL_COMMAND, replay, type Directive, type Outcome, type Plan } from './scripted-plan';
+import { MISBEHAVIOUR, parseScript, POLL_COMMAND, ready, replay, type CommandState, type Directive, type Outcome, type Plan } from './scripted-plan';
 import { carryOn } from './scripted-carry';
 import type { ModelResponse, TranscriptEntry } from './transcript';
 
@@ -12,7 +13,10 @@ export { parseCommands } from './scripted-plan';
  * with `wait_for_tasks` and read when it wakes the run; finally a summary of exit codes) and
  * `? <question>` lines (asked with `ask_user`; the answer continues the plan), and `< <text>`
  * lines after a command (its input: written with `write_stdin` once the command runs in the
- * background, e.g. the answer to a `[y/N]` prompt). `#fake-complete`,
+ * background, e.g. the answer to a `[y/N]` prompt), and `~ output <regex>` / `~ port <n>` /
+ * `~ file <path>` after a command (a condition wait: once the command runs in the background the
+ * model waits until the condition holds, goes on with the next steps while it keeps running, and
+ * waits for its exit at the end). `#fake-complete`,
  * `#poll`, `#detach` and `#idle` make it misbehave once each, on purpose; the runtime must refuse
  * every attempt, after which it behaves. Before ending a turn it looks after the todos of earlier
  * messages still open (a person's message ends the wait, G7): it waits for their tasks again, or
@@ -51,6 +55,9 @@ function wants(plan: Plan, d: Directive): boolean {
 const untold = (plan: Plan) => plan.lastNewsAt > plan.lastTextAt;
 
 function decideNext(plan: Plan, callId: string, last: TranscriptEntry): ModelResponse {
+  if (plan.script.badUntil.length) {
+    return plan.replied ? END : { toolCalls: [], text: `I do not know the condition \`~ ${plan.script.badUntil[0]}\`: write \`~ output <regex>\`, \`~ port <number>\` or \`~ file <path>\` after a command.` };
+  }
   if (plan.script.steps.length === 0) {
     return plan.replied ? END : { toolCalls: [], text: 'There is nothing for me to run: write one command per line as `$ <command>`, or a question as `? <question>`.' };
   }
@@ -59,8 +66,14 @@ function decideNext(plan: Plan, callId: string, last: TranscriptEntry): ModelRes
     return { toolCalls: [], text: `I could not update the todo list: ${plan.refusedTodos}` };
   }
   if (plan.commands.length && !plan.todos) return writeTodos(callId, expectedTodos(plan, 0), []);
-  const step = plan.script.steps.find((s) => (s.kind === 'command' ? !plan.commands[s.index]!.outcome : plan.questions[s.index]!.answer === undefined));
+  // A command whose condition held and which has finished since: read it now, it is done.
+  const doneReady = plan.commands.find((c) => ready(c) && plan.finishedTasks.has(c.taskId!) && !plan.reads.has(c.taskId!));
+  if (doneReady) return { toolCalls: [{ callId, name: 'read_output', args: { taskId: doneReady.taskId } }] };
+  const step = plan.script.steps.find((s) => (s.kind === 'command' ? !plan.commands[s.index]!.outcome && !ready(plan.commands[s.index]!) : plan.questions[s.index]!.answer === undefined));
   if (!step) {
+    // Every step is done but commands whose condition held still run: wait for their exit.
+    const running = plan.commands.findIndex(ready);
+    if (running >= 0) return nextForBackground(plan, running, callId);
     if (plan.commands.length && !sameStatuses(plan.todos!, expectedTodos(plan, plan.commands.length))) return writeTodos(callId, expectedTodos(plan, plan.commands.length), []);
     return plan.summarySent ? END : { toolCalls: [], text: summary(plan) };
   }
@@ -87,7 +100,18 @@ function decideNext(plan: Plan, callId: string, last: TranscriptEntry): ModelRes
   return nextForBackground(plan, i, callId);
 }
 
-/** The command `i` runs in the background: wait for it (after any misbehaviour asked for), or read it once it has finished. */
+/** The other commands whose condition held and that still run: every wait names them too (their todos stay open). */
+function readyRunning(plan: Plan, except: string): string[] {
+  return plan.commands.filter((c) => ready(c) && c.taskId !== except && !plan.finishedTasks.has(c.taskId!)).map((c) => c.taskId!);
+}
+
+/** What the wait on `cmd` is for: its `~` condition until that resolves, then its exit. */
+const waitingOn = (plan: Plan, cmd: CommandState, i: number) => (plan.script.until[i] !== undefined && cmd.condition === undefined ? plan.script.until[i]! : undefined);
+
+/**
+ * The command `i` runs in the background: wait for it (after any misbehaviour asked for) — until
+ * its `~` condition holds if it has one, else until it exits — or read it once it has finished.
+ */
 function nextForBackground(plan: Plan, i: number, callId: string): ModelResponse {
   const cmd = plan.commands[i]!;
   const taskId = cmd.taskId!;
@@ -98,38 +122,58 @@ function nextForBackground(plan: Plan, i: number, callId: string): ModelResponse
   if (input?.length && !cmd.stdinSent) {
     return { toolCalls: [{ callId, name: 'write_stdin', args: { taskId, attempt: cmd.attempt ?? 1, data: input.map((l) => `${l}\n`).join('') } }] };
   }
+  const until = waitingOn(plan, cmd, i);
   const wait = plan.waits.get(taskId);
-  if (!wait) {
-    if (wants(plan, 'fake-complete')) {
+  const current = ready(cmd) ? plan.commands.length : i;
+  // Declared again when what it waits on changed (condition → exit) or a todo's status did (a
+  // command whose condition held finished and was read): the list always says where things stand.
+  if (!wait || wait.condition !== (until !== undefined) || (wait.accepted && !sameStatuses(plan.todos!, expectedTodos(plan, current)))) {
+    if (!wait && wants(plan, 'fake-complete')) {
       const done = expectedTodos(plan, i).map((t, k) => (k === i ? { ...t, status: 'completed' as const } : t));
       return { text: MISBEHAVIOUR['fake-complete'], toolCalls: [{ callId, name: 'write_todos', args: { todos: done, wait_for_tasks: [] } }] };
     }
-    if (wants(plan, 'poll')) return { text: MISBEHAVIOUR.poll, toolCalls: [{ callId, name: 'exec', args: { command: POLL_COMMAND } }] };
-    return writeTodos(callId, expectedTodos(plan, i), [taskId]);
+    if (!wait && wants(plan, 'poll')) return { text: MISBEHAVIOUR.poll, toolCalls: [{ callId, name: 'exec', args: { command: POLL_COMMAND } }] };
+    return writeTodos(callId, expectedTodos(plan, current), [until ? { taskId, until } : taskId, ...readyRunning(plan, taskId)]);
   }
   if (wait.accepted) {
     // Say so once, in the turn that declared the wait; a wake-up for another task changes nothing.
-    return untold(plan) ? { toolCalls: [], text: `\`${cmd.command}\` is running in the background (task ${taskId}); I will continue when it finishes.` } : END;
+    const what = until ? `when ${describeUntil(until)}` : 'when it finishes';
+    return untold(plan) ? { toolCalls: [], text: `\`${cmd.command}\` is running in the background (task ${taskId}); I will continue ${what}.` } : END;
   }
   // The host refused the wait: most likely the task finished meanwhile, so look at it once.
   if (!plan.reads.has(taskId)) return readOutput;
   return { toolCalls: [], text: `I could not wait for task ${taskId} (\`${cmd.command}\`): ${wait.reason ?? 'the host refused the wait'}` };
 }
 
+/**
+ * The todo list with command `current` under way: done commands completed, later ones pending.
+ * Only one todo may be in progress: a command whose condition held and that still runs is
+ * `pending` ("ready, still running") while another one is under way, and in progress again when
+ * only its exit is left to wait for.
+ */
 function expectedTodos(plan: Plan, current: number): Todo[] {
+  const here = plan.commands[current];
+  const focus = here && !here.outcome && !ready(here) ? current : plan.commands.findIndex(ready);
   return plan.commands.map((c, k) => ({
     id: `${plan.messageId}-${k + 1}`,
-    content: `Run \`${c.command}\``,
-    status: k < current ? 'completed' : k === current ? 'in_progress' : 'pending',
+    content: `Run \`${c.command}\`${ready(c) && k !== focus ? ' (ready, still running)' : ''}`,
+    status: c.outcome ? 'completed' : k === focus ? 'in_progress' : ready(c) ? 'pending' : k < current ? 'completed' : 'pending',
     taskIds: c.taskId ? [c.taskId] : [],
   }));
+}
+
+function describeUntil(u: WaitUntil): string {
+  if (u === 'exit') return 'it exits';
+  if ('outputMatches' in u) return `its output matches /${u.outputMatches}/`;
+  if ('portOpen' in u) return `port ${u.portOpen} is open`;
+  return `${u.fileExists} exists`;
 }
 
 function sameStatuses(a: readonly Todo[], b: readonly Todo[]): boolean {
   return a.length === b.length && a.every((t, k) => t.id === b[k]!.id && t.status === b[k]!.status);
 }
 
-function writeTodos(callId: string, todos: Todo[], waitForTasks: string[]): ModelResponse {
+function writeTodos(callId: string, todos: Todo[], waitForTasks: (string | { taskId: string; until: WaitUntil })[]): ModelResponse {
   return { toolCalls: [{ callId, name: 'write_todos', args: { todos, wait_for_tasks: waitForTasks } }] };
 }
 
@@ -138,7 +182,8 @@ function summary(plan: Plan): string {
     .map((s) => {
       if (s.kind === 'question') return `? ${plan.questions[s.index]!.text} → ${plan.questions[s.index]!.answer}`;
       const c = plan.commands[s.index]!;
-      return `\`${c.command}\` → ${describe(c.outcome!)}`;
+      const cond = c.condition ? `${c.condition.outcome === 'matched' ? 'ready' : 'condition not met in time'} (${c.condition.detail}), then ` : '';
+      return `\`${c.command}\` → ${cond}${describe(c.outcome!)}`;
     })
     .join('\n');
 }

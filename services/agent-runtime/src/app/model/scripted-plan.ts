@@ -1,3 +1,4 @@
+import type { WaitUntil } from '@handplane/contracts';
 import type { Todo } from '@handplane/domain';
 import type { ExecAwaitingApproval, ExecBackgrounded, ExecFinished, QuestionPosted, ReadOutputResult, ToolCall, ToolError, TranscriptEntry } from './transcript';
 
@@ -24,6 +25,24 @@ export interface Script {
   readonly directives: ReadonlySet<Directive>;
   /** `< <text>` lines after a command: its input, one line each (sent with `write_stdin` once it runs in the background). */
   readonly stdin: string[][];
+  /**
+   * `~ <condition>` after a command (issue 10.1): once it runs in the background, wait until the
+   * condition holds instead of until it exits, then go on with the next steps while it keeps
+   * running (and wait for its exit at the end). `~ output <regex>`, `~ port <n>`, `~ file <path>`.
+   */
+  readonly until: (WaitUntil | undefined)[];
+  /** `~` lines that name no condition this model knows: said back to the user instead of run. */
+  readonly badUntil: string[];
+}
+
+/** A `~` line's condition, or null when it names none. */
+export function parseUntil(text: string): WaitUntil | null {
+  const m = /^(output|port|file)\s+(.*\S)$/.exec(text.trim());
+  if (!m) return null;
+  if (m[1] === 'output') return { outputMatches: m[2]! };
+  if (m[1] === 'file') return { fileExists: m[2]! };
+  const port = Number(m[2]);
+  return Number.isInteger(port) && port >= 1 && port <= 65535 ? { portOpen: port } : null;
 }
 
 /** The `$ <command>` lines of a message, in order. */
@@ -32,13 +51,19 @@ export function parseCommands(text: string): string[] {
 }
 
 export function parseScript(text: string): Script {
-  const s: Script = { commands: [], questions: [], steps: [], directives: new Set(), stdin: [] };
+  const s: Script = { commands: [], questions: [], steps: [], directives: new Set(), stdin: [], until: [], badUntil: [] };
   for (const line of text.split(/\r?\n/)) {
     const cmd = /^\s*\$\s+(.*\S)\s*$/.exec(line)?.[1];
     const question = /^\s*\?\s+(.*\S)\s*$/.exec(line)?.[1];
     const directive = /^\s*#([a-z-]+)\s*$/.exec(line)?.[1] as Directive | undefined;
     const input = /^\s*<(?: (.*))?$/.exec(line);
+    const until = /^\s*~\s+(.*\S)\s*$/.exec(line)?.[1];
     if (input && s.commands.length > 0) (s.stdin[s.commands.length - 1] ??= []).push(input[1] ?? '');
+    else if (until !== undefined && s.commands.length > 0) {
+      const c = parseUntil(until);
+      if (c) s.until[s.commands.length - 1] = c;
+      else s.badUntil.push(until);
+    }
     else if (cmd !== undefined) s.steps.push({ kind: 'command', index: s.commands.push(cmd) - 1 });
     else if (question !== undefined) s.steps.push({ kind: 'question', index: s.questions.push(question) - 1 });
     else if (directive && DIRECTIVES.includes(directive)) (s.directives as Set<Directive>).add(directive);
@@ -71,6 +96,8 @@ export interface CommandState {
   stdinSent?: boolean;
   outcome?: Outcome;
   approval?: { id: string; state: 'pending' | 'approve' | 'reject' };
+  /** Its `~` condition resolved while it runs (a `task_condition` entry): matched, or timed out. */
+  condition?: { outcome: 'matched' | 'timed_out'; detail: string };
 }
 
 export interface QuestionState {
@@ -90,7 +117,8 @@ export interface Plan {
   todos?: Todo[];
   readonly finishedTasks: Map<string, TaskInfo>;
   readonly reads: Map<string, ReadOutputResult | ToolError>;
-  readonly waits: Map<string, { accepted: boolean; reason?: string }>;
+  /** The last wait declared on each task: on a condition (`~`) or on its exit. */
+  readonly waits: Map<string, { accepted: boolean; reason?: string; condition: boolean }>;
   /** Misbehaviours already attempted. */
   readonly tried: Set<Directive>;
   /** Set when the model said something while every step was settled. */
@@ -148,6 +176,10 @@ export function replay(script: Script, messageId: string, entries: readonly Tran
       if (call && !attempts.has(e.callId)) applyResult(plan, call, e.ok, e.result);
       if (call && !attempts.has(e.callId) && e.ok && isNews(call, e.result)) plan.lastNewsAt = at;
     } else if (e.kind === 'task_event') plan.finishedTasks.set(e.taskId, e);
+    else if (e.kind === 'task_condition') {
+      const cmd = plan.commands.find((c) => c.taskId === e.taskId && !c.condition);
+      if (cmd) cmd.condition = { outcome: e.outcome, detail: e.detail };
+    }
     else if (e.kind === 'answer') {
       const q = plan.questions.find((x) => x.questionId === e.questionId);
       if (q) q.answer = e.text;
@@ -160,8 +192,19 @@ export function replay(script: Script, messageId: string, entries: readonly Tran
 function isNews(call: ToolCall, result: unknown): boolean {
   if (call.name === 'ask_user') return true;
   if (call.name === 'exec') return (result as ExecAwaitingApproval | null)?.status === 'approval_pending';
-  return call.name === 'write_todos' && ((call.args.wait_for_tasks as string[] | undefined) ?? []).length > 0;
+  return call.name === 'write_todos' && waitEntries(call).length > 0;
 }
+
+/** The entries of a `write_todos` call's `wait_for_tasks`: task ids, or `{taskId, until}` conditions. */
+export function waitEntries(call: ToolCall): { taskId: string; condition: boolean }[] {
+  const raw = (call.args.wait_for_tasks as unknown[] | undefined) ?? [];
+  return raw.map((e) =>
+    typeof e === 'string' ? { taskId: e, condition: false } : { taskId: String((e as { taskId?: unknown }).taskId), condition: (e as { until?: unknown }).until !== 'exit' },
+  );
+}
+
+/** A command whose `~` condition held: the plan goes on while it runs (its exit is waited for at the end). */
+export const ready = (c: CommandState): boolean => !c.outcome && c.condition?.outcome === 'matched';
 
 /** Every step has its outcome (commands) or answer (questions). */
 export function settled(plan: Plan): boolean {
@@ -189,10 +232,10 @@ function applyResult(plan: Plan, call: ToolCall, ok: boolean, result: unknown): 
     return;
   }
   if (call.name === 'write_todos') {
-    const waitFor = (call.args.wait_for_tasks as string[] | undefined) ?? [];
+    const waitFor = waitEntries(call);
     if (ok) plan.todos = (call.args.todos as Todo[]).map((t) => ({ ...t, taskIds: t.taskIds ?? [] }));
     plan.refusedTodos = ok || waitFor.length ? undefined : errorOf(result, 'refused');
-    for (const id of waitFor) plan.waits.set(id, ok ? { accepted: true } : { accepted: false, reason: errorOf(result, 'refused') });
+    for (const w of waitFor) plan.waits.set(w.taskId, ok ? { accepted: true, condition: w.condition } : { accepted: false, reason: errorOf(result, 'refused'), condition: w.condition });
     return;
   }
   if (call.name === 'write_stdin') {
