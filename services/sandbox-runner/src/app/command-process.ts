@@ -1,4 +1,8 @@
-import { constants } from 'node:os';
+import { execFile } from 'node:child_process';
+import { constants, openSync } from 'node:fs';
+import { Socket } from 'node:net';
+import { constants as os } from 'node:os';
+import { promisify } from 'node:util';
 import type { Clock } from '@handplane/kernel';
 import type { Logger } from '@handplane/platform';
 import type { Command } from './command';
@@ -12,6 +16,9 @@ import type { SpoolBudget } from './spool-budget';
 import type { SpoolWriter } from './spool-writer';
 import { CommandStdin } from './stdin';
 import type { ExitInfo } from './types';
+
+/** Makes the stdin FIFO (Node has no mkfifo): owner only. */
+const makeFifo = (path: string) => promisify(execFile)('mkfifo', ['-m', '600', path]);
 
 /** setTimeout's ceiling; longer backstops are clamped to it (~24.8 days). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -41,7 +48,7 @@ export interface LaunchInput {
 export const RELEASE_ALIGN = 1024 * 1024;
 export const alignDown = (n: number) => Math.floor(n / RELEASE_ALIGN) * RELEASE_ALIGN;
 
-const signalName = (n: number) => Object.entries(constants.signals).find(([, v]) => v === n)?.[0] ?? `SIG${n}`;
+const signalName = (n: number) => Object.entries(os.signals).find(([, v]) => v === n)?.[0] ?? `SIG${n}`;
 
 /**
  * One command's life in its sandbox: launch (or re-adoption after a runner restart), stop with
@@ -76,11 +83,28 @@ export class CommandProcess {
     const { meta, spool } = this.cmd;
     const cgroup = host.cgroups.parents.length > 0 ? await createCommandCgroup(host.cgroups, meta.commandId, host.limits, logger) : null;
     meta.timeoutMs = input.timeoutMs;
+    const fifo = await makeFifo(spool.stdinPath).then(
+      () => true,
+      (err: unknown) => {
+        logger.warn({ err, commandId: meta.commandId }, 'cannot make the stdin FIFO: stdin is a pipe that closes with this runner');
+        return false;
+      },
+    );
     try {
-      const { child, record, warnings } = await launchSandbox(host, { command: meta.command, cwd: input.cwd, env: input.env, stdoutPath: spool.rawPaths.stdout, stderrPath: spool.rawPaths.stderr, statusPath: spool.statusPath, cgroup });
+      const { child, record, warnings } = await launchSandbox(host, {
+        command: meta.command,
+        cwd: input.cwd,
+        env: input.env,
+        stdoutPath: spool.rawPaths.stdout,
+        stderrPath: spool.rawPaths.stderr,
+        statusPath: spool.statusPath,
+        ...(fifo ? { stdinFifo: spool.stdinPath } : {}),
+        cgroup,
+      });
       for (const warning of warnings) logger.warn({ commandId: meta.commandId, warning }, 'sandbox init warning');
       this.sandbox = new Sandbox(record);
-      this.stdin = new CommandStdin(child.stdin);
+      this.stdin = fifo ? this.openStdin(0) : new CommandStdin(child.stdin);
+      meta.stdin = { fifo, closed: false, bytes: 0 };
       Object.assign(meta, { pid: record.launcherPid, processIdentity: identityOfSync(record.launcherPid), sandbox: record });
       await spool.writeMeta(meta);
       await this.follow({ stdout: 0, stderr: 0 });
@@ -109,8 +133,7 @@ export class CommandProcess {
     const record = this.cmd.meta.sandbox;
     if (!record) throw new Error(`command ${this.cmd.id} has no sandbox to adopt`);
     this.sandbox = new Sandbox(record);
-    // The pipe's write end lived in the runner that started the command: it closed with it.
-    this.stdin = CommandStdin.closed('the runner restarted and re-adopted the command; its stdin closed with the earlier runner (the command read end-of-file)');
+    this.stdin = this.adoptStdin();
     await this.follow(positions);
     this.armTimers();
     if (!this.sandbox.initAlive()) return this.onGone();
@@ -118,6 +141,41 @@ export class CommandProcess {
       if (!this.sandbox?.initAlive()) this.onGone();
     }, ADOPTED_POLL_MS);
     this.timers.add(poll);
+  }
+
+  /**
+   * Opens this runner's end of the stdin FIFO (never blocking: without a reader, the command and its
+   * init are gone, and stdin counts as closed) and counts on from `bytes` already written.
+   */
+  private openStdin(bytes: number): CommandStdin {
+    const { spool, meta } = this.cmd;
+    let fd: number;
+    try {
+      fd = openSync(spool.stdinPath, constants.O_WRONLY | constants.O_NONBLOCK);
+    } catch (err) {
+      return CommandStdin.closed(`the command no longer reads its stdin (${(err as NodeJS.ErrnoException).code ?? String(err)})`, bytes);
+    }
+    const stream = new Socket({ fd, readable: false, writable: true });
+    return new CommandStdin(stream, undefined, {
+      persist: async (state) => {
+        meta.stdin = { fifo: true, ...state };
+        await spool.writeMeta(meta).catch((err: unknown) => this.opts.logger.error({ err, commandId: meta.commandId }, 'could not save the stdin state; a restarted runner may count its bytes from an older total'));
+      },
+      release: () => void this.sandbox?.releaseStdin(),
+    }, bytes);
+  }
+
+  /** Stdin after a runner restart: the FIFO again (closed if it was closed on request), or closed for spools without one. */
+  private adoptStdin(): CommandStdin {
+    const s = this.cmd.meta.stdin;
+    // Spools of runners before the FIFO: the pipe's write end lived in the runner that started the command, and closed with it.
+    if (!s?.fifo) return CommandStdin.closed('the runner restarted and re-adopted the command; its stdin closed with the earlier runner (the command read end-of-file)');
+    if (s.closed) {
+      // The close was saved before the init was told: tell it again (harmless when it was).
+      this.sandbox?.releaseStdin();
+      return CommandStdin.closed('closed on request', s.bytes);
+    }
+    return this.openStdin(s.bytes);
   }
 
   /** Backpressure from the spool writer. */

@@ -204,7 +204,7 @@ export class Runner {
    * Writes to a running command's stdin (then closes it when asked), fenced like `signal`: a stale
    * task or generation is refused and nothing is written. Never logs the data (it may be a secret).
    */
-  writeStdin(req: StdinInput): StdinWriteResult {
+  async writeStdin(req: StdinInput): Promise<StdinWriteResult> {
     if (req.data.length > STDIN_MAX_WRITE_BYTES) throw new TooLarge(`stdin data is ${req.data.length} bytes; at most ${STDIN_MAX_WRITE_BYTES} per call`);
     const cmd = this.get(req.commandId);
     const proc = this.processes.get(cmd.id);
@@ -218,7 +218,7 @@ export class Runner {
       case 'already_exited':
         throw new IllegalState(`command ${cmd.id} has exited; its stdin is gone`);
       case 'deliver': {
-        const r = proc!.stdin.write(req.data, req.close);
+        const r = await proc!.stdin.write(req.data, req.close);
         this.opts.logger.info({ commandId: cmd.id, bytes: r.written, closed: r.closed }, 'stdin written');
         return r;
       }

@@ -20,6 +20,8 @@ export class CommandSpool {
   readonly rawPaths: { readonly stdout: string; readonly stderr: string };
   /** Written by the sandbox init when the command ended: `exit <code>` or `signal <n>`. */
   readonly statusPath: string;
+  /** The command's stdin FIFO (see `CommandMeta.stdin`). */
+  readonly stdinPath: string;
   /** Meta writes are serialised so an older snapshot never lands after a newer one. */
   private metaChain: Promise<void> = Promise.resolve();
 
@@ -30,6 +32,7 @@ export class CommandSpool {
     this.exitPath = join(dir, 'exit.json');
     this.rawPaths = { stdout: join(dir, 'stdout.raw'), stderr: join(dir, 'stderr.raw') };
     this.statusPath = join(dir, 'status');
+    this.stdinPath = join(dir, 'stdin.fifo');
   }
 
   static forCommand(commandsRoot: string, commandId: string): CommandSpool {

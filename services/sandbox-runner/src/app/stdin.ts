@@ -17,28 +17,41 @@ export interface StdinWriteResult {
   readonly totalWritten: number;
 }
 
+/** What a FIFO-backed stdin tells its command's process about (both optional: a plain pipe needs neither). */
+export interface StdinHooks {
+  /** Saves `{closed, bytes}` (meta.json) before the write is answered, so a restarted runner goes on from there. */
+  readonly persist?: (state: { closed: boolean; bytes: number }) => Promise<void>;
+  /** Makes the sandbox init drop its writer on the FIFO (after a close), so the command reads end-of-file. */
+  readonly release?: () => void;
+}
+
 /**
- * The write end of one command's standard input (a pipe the runner holds; the command's fd 0 is the
- * other end). Open from the launch until `close`, the command's exit, or the runner's own exit: the
- * pipe lives in this process, so a command re-adopted by a restarted runner has already read
- * end-of-file and its stdin counts as closed (`closedReason` says why).
+ * The write end of one command's standard input. Either a pipe this runner holds (the command's fd 0
+ * is the other end: it reads end-of-file when this runner process ends), or, since stdin survives
+ * runner restarts, a FIFO in the spool directory that the sandbox init also holds a writer on: the
+ * command reads end-of-file only once it is closed on request (this end closed, the init told to drop
+ * its own), and a restarted runner opens the FIFO again and goes on counting from the saved total.
+ * `closedReason` says why it is closed.
  */
 export class CommandStdin {
-  private total = 0;
+  private total: number;
   private why: string | null;
 
   constructor(
     private readonly stream: Writable | null,
     closedReason = 'the command has no stdin pipe',
+    private readonly hooks: StdinHooks = {},
+    alreadyWritten = 0,
   ) {
+    this.total = alreadyWritten;
     this.why = stream ? null : closedReason;
     // EPIPE when the command closed its stdin or ended: never an unhandled error in the runner.
     stream?.on('error', (err: Error) => this.markClosed(`the command stopped reading its stdin (${(err as NodeJS.ErrnoException).code ?? err.message})`));
   }
 
   /** A stdin whose pipe this runner does not hold. */
-  static closed(reason: string): CommandStdin {
-    return new CommandStdin(null, reason);
+  static closed(reason: string, alreadyWritten = 0): CommandStdin {
+    return new CommandStdin(null, reason, {}, alreadyWritten);
   }
 
   get closedReason(): string | null {
@@ -52,9 +65,10 @@ export class CommandStdin {
   /**
    * Writes `data` (then closes when `close`). Throws IllegalState when stdin is already closed (a
    * close-only request on a closed stdin is answered as done: closing twice is harmless), Conflict
-   * when the command has not read what was written before (back-pressure; retry later).
+   * when the command has not read what was written before (back-pressure; retry later). The new
+   * state is saved before the answer (a close is saved before the command is let see end-of-file).
    */
-  write(data: Buffer, close: boolean): StdinWriteResult {
+  async write(data: Buffer, close: boolean): Promise<StdinWriteResult> {
     if (this.why !== null || !this.stream) {
       if (data.length === 0 && close) return { written: 0, closed: true, totalWritten: this.total };
       throw new IllegalState(`stdin is closed: ${this.why ?? 'no pipe'}`);
@@ -64,14 +78,16 @@ export class CommandStdin {
     }
     if (data.length > 0) this.stream.write(data);
     this.total += data.length;
+    if (close) this.markClosed('closed on request');
+    await this.hooks.persist?.({ closed: close, bytes: this.total });
     if (close) {
       this.stream.end();
-      this.markClosed('closed on request');
+      this.hooks.release?.();
     }
     return { written: data.length, closed: close, totalWritten: this.total };
   }
 
-  /** Drops the pipe (the command ended, or the runner detaches from it). */
+  /** Drops this runner's end (the command ended, or the runner detaches: a FIFO's init writer stays). */
   destroy(reason: string): void {
     this.markClosed(reason);
     this.stream?.destroy();

@@ -38,6 +38,19 @@ export interface CommandMeta {
   timeoutMs?: number;
   /** Set when the runner began to end the command, so a restarted runner finishes the escalation. */
   stop?: StopRecord | null;
+  /**
+   * The command's stdin (absent in spools of runners before it): a FIFO in the spool directory when
+   * `fifo` (a restarted runner opens it again), whether it was closed on request, and how many bytes
+   * were written to it so far (WriteStdin's `totalWritten` goes on counting after a restart).
+   */
+  stdin?: StdinRecord | null;
+}
+
+/** See `CommandMeta.stdin`. */
+export interface StdinRecord {
+  readonly fifo: boolean;
+  readonly closed: boolean;
+  readonly bytes: number;
 }
 
 /** A stop in progress: SIGTERM sent at `atMs`, SIGKILL due `graceMs` later. */

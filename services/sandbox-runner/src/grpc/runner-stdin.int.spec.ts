@@ -84,23 +84,54 @@ describe('sandbox-runner: WriteStdin (real processes)', () => {
     expect(bytes.toString()).toBe('ready\nline <fresh>\n');
   });
 
-  it('a runner restart closes stdin: the command reads end-of-file, and the runner that re-adopts it refuses writes clearly', async () => {
+  it('stdin survives a runner restart: no end-of-file meanwhile, the next runner writes on, counts on, and closes it', async () => {
     const own = await tempDataDir();
     const a = await startTestRunner(env, own.dir, { RUNNER_ON_SHUTDOWN: 'detach' });
-    const req = execRequest(`echo ready; read line; echo "read status $?"; sleep 30`);
+    // Echoes each line it reads; says so when it reads end-of-file.
+    const req = execRequest(`echo ready; while IFS= read -r line; do echo "got <$line>"; done; echo "eof after $SECONDS s"`);
     let b: Awaited<ReturnType<typeof startTestRunner>> | undefined;
     try {
       await exec(a.client, req);
       await waitFor(async () => (await status(a.client, req.commandId)).outputBytes > 0, 10_000, 'ready');
+      expect(await writeStdin(a.client, { commandId: req.commandId, data: Buffer.from('before\n') })).toMatchObject({ written: 7, totalWritten: 7 });
+      await waitFor(async () => (await readLog(a.client, { commandId: req.commandId })).bytes.toString().includes('got <before>'), 10_000, 'the first line read');
       await a.stop();
+      // No runner holds the FIFO now: the command must not read end-of-file.
+      await new Promise((r) => setTimeout(r, 500));
       b = await startTestRunner(env, own.dir);
       const client = b.client;
-      await waitFor(async () => (await readLog(client, { commandId: req.commandId })).bytes.toString().includes('read status 1'), 10_000, 'end-of-file seen');
-      const e = await codeOf(writeStdin(client, { commandId: req.commandId, data: Buffer.from('late\n') }));
+      expect((await status(client, req.commandId)).state).toBe(CommandState.COMMAND_STATE_RUNNING);
+      expect((await readLog(client, { commandId: req.commandId })).bytes.toString()).not.toContain('eof');
+      // The re-adopting runner writes on, and counts on from the total before the restart.
+      expect(await writeStdin(client, { commandId: req.commandId, data: Buffer.from('after\n') })).toMatchObject({ written: 6, closed: false, totalWritten: 13 });
+      expect(await writeStdin(client, { commandId: req.commandId, close: true })).toMatchObject({ written: 0, closed: true, totalWritten: 13 });
+      const { bytes, exit } = await waitExit(client, req.commandId);
+      expect(exit.exitCode).toBe(0);
+      expect(bytes.toString()).toMatch(/^ready\ngot <before>\ngot <after>\neof after \d+ s\n$/);
+    } finally {
+      await b?.stop();
+      await own.remove();
+    }
+  });
+
+  it('a stdin closed before a restart stays closed after it: the command has read end-of-file, writes are refused', async () => {
+    const own = await tempDataDir();
+    const a = await startTestRunner(env, own.dir, { RUNNER_ON_SHUTDOWN: 'detach' });
+    const req = execRequest(`echo ready; cat >/dev/null; echo eof; sleep 30`);
+    let b: Awaited<ReturnType<typeof startTestRunner>> | undefined;
+    try {
+      await exec(a.client, req);
+      await waitFor(async () => (await status(a.client, req.commandId)).outputBytes > 0, 10_000, 'ready');
+      await writeStdin(a.client, { commandId: req.commandId, data: Buffer.from('x'), close: true });
+      await waitFor(async () => (await readLog(a.client, { commandId: req.commandId })).bytes.toString().includes('eof'), 10_000, 'end-of-file read');
+      await a.stop();
+      b = await startTestRunner(env, own.dir);
+      const e = await codeOf(writeStdin(b.client, { commandId: req.commandId, data: Buffer.from('late\n') }));
       expect(e.code).toBe(grpcStatus.FAILED_PRECONDITION);
-      expect(e.details).toMatch(/stdin is closed: the runner restarted and re-adopted the command/);
-      await signal(client, { commandId: req.commandId, graceMs: 100 });
-      await waitExit(client, req.commandId);
+      expect(e.details).toMatch(/stdin is closed: closed on request/);
+      expect(await writeStdin(b.client, { commandId: req.commandId, close: true })).toMatchObject({ written: 0, closed: true, totalWritten: 1 });
+      await signal(b.client, { commandId: req.commandId, graceMs: 100 });
+      await waitExit(b.client, req.commandId);
     } finally {
       await b?.stop();
       await own.remove();

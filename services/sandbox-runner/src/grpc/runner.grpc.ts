@@ -35,8 +35,8 @@ export function runnerGrpcService(runner: Runner, id: RunnerIdentity, logger: Lo
       const r = runner.signal({ commandId: req.commandId, taskId: req.taskId, generation: req.generation, kind, graceMs: req.graceMs, reason: req.reason });
       return { outcome: toSignalOutcome(r.outcome), status: toCommandStatus(r.view, id.runnerId) };
     }),
-    writeStdin: unary('WriteStdin', logger, (req) => {
-      const r = runner.writeStdin({ commandId: req.commandId, taskId: req.taskId, generation: req.generation, data: Buffer.from(req.data), close: req.close });
+    writeStdin: unary('WriteStdin', logger, async (req) => {
+      const r = await runner.writeStdin({ commandId: req.commandId, taskId: req.taskId, generation: req.generation, data: Buffer.from(req.data), close: req.close });
       return { written: r.written, closed: r.closed, totalWritten: r.totalWritten };
     }),
     probe: unary('Probe', logger, (req) => {

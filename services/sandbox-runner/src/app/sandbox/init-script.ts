@@ -17,6 +17,11 @@
  * fd 4 is the status file: `exit <code>` or `signal <number>` once the command and everything it
  * left behind are gone. stdout and stderr are the raw output files; both fds are close-on-exec so
  * the command never sees them.
+ * stdin: fd 0 is the read end of the command's stdin FIFO (the command inherits it), and fd 5, when
+ * open, is the same FIFO opened read-write: a writer the init holds (close-on-exec) so the command
+ * does not read end-of-file while no runner holds the FIFO open (a runner restart). SIGWINCH
+ * (never forwarded to the command) makes the init drop it: the runner sends it when stdin is closed
+ * on request, and the command reads end-of-file once the runner's own end is closed too.
  *
  * Safety: `kill(-1, …)` reaches every process the caller may signal. It is used only in "ns" mode,
  * and "ns" mode refuses to run unless this process is pid 1 (of the new namespace).
@@ -27,6 +32,9 @@ open(my $ctl, '+<&=', 3) or exit 120;
 open(my $st, '+<&=', 4) or exit 120;
 fcntl($ctl, $F_SETFD, $FD_CLOEXEC);
 fcntl($st, $F_SETFD, $FD_CLOEXEC);
+my $hold;
+if (open($hold, '+<&=', 5)) { fcntl($hold, $F_SETFD, $FD_CLOEXEC) } else { undef $hold }
+$SIG{WINCH} = sub { if ($hold) { close($hold); undef $hold } };
 sub tell_runner { syswrite($ctl, $_[0]) }
 sub fail { tell_runner("err $_[0]\n"); exit 121 }
 sub read_exact {

@@ -16,6 +16,12 @@ export interface LaunchSpec {
   readonly stdoutPath: string;
   readonly stderrPath: string;
   readonly statusPath: string;
+  /**
+   * The command's stdin FIFO (made by the caller): its read end becomes the command's fd 0 and the
+   * init holds a writer (fd 5) until told to drop it. Absent: stdin is a pipe held by this process
+   * (`child.stdin`), closed when this process ends.
+   */
+  readonly stdinFifo?: string;
   readonly cgroup: CommandCgroup | null;
 }
 
@@ -46,16 +52,24 @@ export function launchArgv(host: SandboxHost, cwd: string): string[] {
  * Starts the command in its sandbox and waits until the init reports it running: by then its
  * identity (pid, start time, namespace) is known, so a runner that crashes right after Exec answers
  * can still find it. stdout/stderr go straight into the raw files: nothing the command writes is
- * held by this process, so a runner restart loses no byte. stdin is `child.stdin`, a pipe.
+ * held by this process, so a runner restart loses no byte. stdin: see `LaunchSpec.stdinFifo`.
  */
 export async function launchSandbox(host: SandboxHost, spec: LaunchSpec, timeoutMs = 10_000): Promise<Launched> {
   const argv = launchArgv(host, spec.cwd);
   const fds = [openSync(spec.stdoutPath, 'a', 0o600), openSync(spec.stderrPath, 'a', 0o600), openSync(spec.statusPath, 'w+', 0o600)];
   let child: ChildProcess;
   try {
-    // stdin is a pipe this runner holds the write end of (WriteStdin); the command reads end-of-file
-    // once it is closed on request, or when this runner process ends.
-    child = spawn(argv[0], argv.slice(1), { cwd: spec.cwd, env: LAUNCHER_ENV, detached: true, stdio: ['pipe', fds[0], fds[1], 'pipe', fds[2]] });
+    // With a FIFO: read-write first (Linux opens a FIFO so without waiting), so that the read-only
+    // open finds a writer and does not block either. Both go to the launcher; this process keeps
+    // neither (its writer is opened once the command runs).
+    const hold = spec.stdinFifo ? openSync(spec.stdinFifo, 'r+') : null;
+    if (hold !== null) fds.push(hold);
+    const read = spec.stdinFifo ? openSync(spec.stdinFifo, 'r') : null;
+    if (read !== null) fds.push(read);
+    // Without one, stdin is a pipe this runner holds the write end of (WriteStdin); the command reads
+    // end-of-file once it is closed on request, or when this runner process ends.
+    const stdio = read !== null && hold !== null ? [read, fds[0], fds[1], 'pipe', fds[2], hold] : ['pipe', fds[0], fds[1], 'pipe', fds[2]];
+    child = spawn(argv[0], argv.slice(1), { cwd: spec.cwd, env: LAUNCHER_ENV, detached: true, stdio: stdio as ('pipe' | number)[] });
   } finally {
     for (const fd of fds) closeSync(fd);
   }

@@ -47,6 +47,15 @@ export class Sandbox {
     await this.cgroup?.killAll();
   }
 
+  /**
+   * Tells the init to drop the writer it holds on the command's stdin FIFO (SIGWINCH, which it never
+   * forwards): once this runner's own end is closed too, the command reads end-of-file. Harmless
+   * when sent twice or to an init that holds nothing.
+   */
+  releaseStdin(): boolean {
+    return this.signalInit('SIGWINCH');
+  }
+
   private signalInit(signal: NodeJS.Signals): boolean {
     // Checked synchronously right before kill(2): no await in between. While the init (the group's
     // parent) is alive, the command's group id cannot belong to anyone else yet.
