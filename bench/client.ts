@@ -1,6 +1,7 @@
 // What any HTTP client of the public API does, with arrival times: JSON calls, and one SSE stream
 // per conversation whose events are stamped with performance.now() the moment they are parsed.
 import { performance } from 'node:perf_hooks';
+import { readSse } from '@handplane/testing';
 import { Api } from '../e2e/client';
 
 export { Api };
@@ -32,25 +33,8 @@ export function followSse(url: string, token: string) {
     const r = await fetch(url, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' }, signal: ac.signal });
     if (r.status !== 200 || !r.body) throw new Error(`SSE answered ${r.status}`);
     opened();
-    const reader = r.body.getReader();
-    const dec = new TextDecoder();
-    let buf = '';
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      buf += dec.decode(value, { stream: true });
-      let i;
-      while ((i = buf.indexOf('\n\n')) >= 0) {
-        const block = buf.slice(0, i);
-        buf = buf.slice(i + 2);
-        let event = '';
-        let data: Record<string, unknown> = {};
-        for (const line of block.split('\n')) {
-          if (line.startsWith('event: ')) event = line.slice(7);
-          else if (line.startsWith('data: ')) data = JSON.parse(line.slice(6)) as Record<string, unknown>;
-        }
-        if (event) record(event, data);
-      }
+    for await (const m of readSse(r.body)) {
+      if (m.type === 'event' && m.event) record(m.event, m.data === undefined ? {} : (JSON.parse(m.data) as Record<string, unknown>));
     }
   })().catch((e: Error) => {
     if (e.name !== 'AbortError') throw e;

@@ -4,13 +4,12 @@
 // never shares an event loop with a service, and each service's memory is its own.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import type { Pool } from 'pg';
 import { createPool } from '@handplane/platform';
-import { freshDatabase, NATS_URL, prepareTemplateDatabase, testNats, waitFor } from '@handplane/testing';
+import { freePort, freshDatabase, NATS_URL, prepareTemplateDatabase, testNats, waitFor } from '@handplane/testing';
 
 const ROOT = join(__dirname, '..');
 const SECRET = 'bench-secret';
@@ -23,17 +22,6 @@ const PORT_VAR: Record<ServiceName, string> = {
   'agent-runtime': 'RUNTIME_PORT',
   gateway: 'GATEWAY_PORT',
 };
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 const exited = (c: ChildProcess) => c.exitCode !== null || c.signalCode !== null;
 

@@ -2,6 +2,7 @@
  * SSE clients for the chaos suite: one that is dropped every few seconds and resumes with
  * Last-Event-ID (as browsers do), and one clean read used as the reference afterwards.
  */
+import { readSse } from '@handplane/testing';
 import { sleep } from './infra';
 import type { Client } from './workload';
 
@@ -17,25 +18,8 @@ async function readStream(client: Client, conversationId: string, after: number 
   if (after !== null) headers['last-event-id'] = String(after);
   const r = await fetch(`${client.baseUrl}/v1/conversations/${conversationId}/events`, { headers, signal });
   if (r.status !== 200 || !r.body) throw Object.assign(new Error(`SSE answered ${r.status}`), { status: r.status });
-  const reader = r.body.getReader();
-  const dec = new TextDecoder();
-  let buf = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return;
-    buf += dec.decode(value, { stream: true });
-    let i;
-    while ((i = buf.indexOf('\n\n')) >= 0) {
-      const block = buf.slice(0, i);
-      buf = buf.slice(i + 2);
-      const ev: Partial<SseEvent> = {};
-      for (const line of block.split('\n')) {
-        if (line.startsWith('id: ')) ev.id = Number(line.slice(4));
-        else if (line.startsWith('event: ')) ev.event = line.slice(7);
-        else if (line.startsWith('data: ')) ev.data = JSON.parse(line.slice(6));
-      }
-      if (ev.event && ev.id !== undefined) onEvent(ev as SseEvent);
-    }
+  for await (const m of readSse(r.body)) {
+    if (m.type === 'event' && m.event && m.id !== undefined) onEvent({ id: Number(m.id), event: m.event, data: m.data === undefined ? undefined : JSON.parse(m.data) });
   }
 }
 

@@ -1,16 +1,13 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { type PassThrough, Readable } from 'node:stream';
 import { loadConfig } from '@handplane/contracts';
 import { createLogger } from '@handplane/platform';
-import { freshDatabase, NATS_URL, testNats } from '@handplane/testing';
 import { main, type Io } from '../cli/src/main';
 import { startRuntime } from '../services/agent-runtime/src/service';
 import { startGateway } from '../services/gateway/src/service';
 import { startIngestor } from '../services/log-ingestor/src/service';
 import { startRunner } from '../services/sandbox-runner/src/service';
 import { startCoordinator } from '../services/task-coordinator/src/service';
+import { EPHEMERAL_SERVICE_PORTS, IN_PROCESS_RUNNER, stackResources, testLogLevel as level } from './stack-common';
 
 /** What one CLI invocation did: its exit code and the bytes it wrote. */
 export interface CliResult {
@@ -27,8 +24,6 @@ export interface RunningCli {
   interrupt(): void;
 }
 
-const level = () => process.env.TEST_LOG_LEVEL ?? 'silent';
-
 /**
  * The whole system in-process (gateway, coordinator, runner, ingestor, agent runtime) on the real
  * NATS (own prefix) and Postgres (own database), and the `handplane` CLI run against it through
@@ -36,21 +31,12 @@ const level = () => process.env.TEST_LOG_LEVEL ?? 'silent';
  * may import every service (the CLI package itself may not).
  */
 export async function startCliStack(label: string, env: Record<string, string> = {}) {
-  const nats = await testNats(label);
-  const db = await freshDatabase(label);
-  const dataDir = await mkdtemp(join(tmpdir(), `hp-${label}-`));
+  const resources = await stackResources(label);
+  const { dataDir } = resources;
   const vars: Record<string, string> = {
-    NATS_URL,
-    NATS_PREFIX: nats.prefix,
-    DATABASE_URL: db.url,
-    GATEWAY_PORT: '0',
-    COORDINATOR_PORT: '0',
-    INGESTOR_PORT: '0',
-    RUNTIME_PORT: '0',
-    RUNNER_HOST: '127.0.0.1',
-    RUNNER_PORT: '0',
-    RUNNER_HTTP_PORT: '0',
-    RUNNER_ON_SHUTDOWN: 'stop',
+    ...resources.vars,
+    ...EPHEMERAL_SERVICE_PORTS,
+    ...IN_PROCESS_RUNNER,
     JWT_SECRET: 'cli-test-secret',
     STOP_GRACE_MS: '500',
     LOG_LEVEL: level(),
@@ -66,9 +52,7 @@ export async function startCliStack(label: string, env: Record<string, string> =
       // A slow stop is worth knowing about (it usually means something was left running).
       if (Date.now() - t0 > 5000) console.warn(`${name} took ${Date.now() - t0} ms to stop`);
     }
-    await nats.close();
-    await db.drop();
-    await rm(dataDir, { recursive: true, force: true });
+    await resources.release();
   };
   let baseUrl = '';
   try {

@@ -1,4 +1,6 @@
 /** A tiny API client and SSE reader for the e2e tests (what any HTTP client would do). */
+import { readSse } from '@handplane/testing';
+
 export interface SseEvent {
   id: number;
   event: string;
@@ -61,25 +63,8 @@ export class Api {
         signal: ac.signal,
       });
       if (r.status !== 200 || !r.body) throw new Error(`SSE answered ${r.status}`);
-      const reader = r.body.getReader();
-      const dec = new TextDecoder();
-      let buf = '';
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) return;
-        buf += dec.decode(value, { stream: true });
-        let i;
-        while ((i = buf.indexOf('\n\n')) >= 0) {
-          const block = buf.slice(0, i);
-          buf = buf.slice(i + 2);
-          const ev: Partial<SseEvent> = {};
-          for (const line of block.split('\n')) {
-            if (line.startsWith('id: ')) ev.id = Number(line.slice(4));
-            else if (line.startsWith('event: ')) ev.event = line.slice(7);
-            else if (line.startsWith('data: ')) ev.data = JSON.parse(line.slice(6));
-          }
-          if (ev.event) events.push(ev as SseEvent);
-        }
+      for await (const m of readSse(r.body)) {
+        if (m.type === 'event' && m.event) events.push({ id: m.id === undefined ? undefined : Number(m.id), event: m.event, data: m.data === undefined ? undefined : JSON.parse(m.data) } as SseEvent);
       }
     })().catch((e) => {
       if ((e as Error).name !== 'AbortError') throw e;

@@ -1,4 +1,5 @@
-import { PROJECTION_NAMES } from '@handplane/contracts';
+import { PROJECTION_NAMES, projectionRebuildReplySchema, projectionRebuildSubject } from '@handplane/contracts';
+import { callRpc, signRebuildRequest } from '@handplane/platform';
 import { waitFor } from '@handplane/testing';
 import { main, type Io } from '../cli/src/main';
 import { startHarness, type Harness } from '../services/gateway/test/harness';
@@ -58,6 +59,20 @@ describe('projections admin API and CLI', () => {
     expect(conversations).toMatchObject({ rows: 3, rebuild: { status: 'done', rows: 3 } });
     expect((await cli(['projections', 'ls'])).out).toMatch(/^NAME +STREAM +POSITION +ROWS +LAST REBUILD\nconversations +\S*CONV +\d+ +3 +done /);
   });
+
+  it('a rebuild asked for on the internal NATS without the operator token’s signature is refused, and nothing is rebuilt', async () => {
+    const ask = (body: unknown) => callRpc(h.nats.nats.nc, projectionRebuildSubject(h.nats.topology.prefix, 'runs'), body, projectionRebuildReplySchema, 10_000);
+    const before = await h.pool.query(`SELECT count(*)::int AS n FROM projection_rebuilds WHERE name = 'runs'`);
+    for (const body of [{}, signRebuildRequest('a-guess', 'runs'), signRebuildRequest(ADMIN, 'todos')]) {
+      expect(await ask(body)).toEqual({ ok: false, error: { code: 'forbidden', message: expect.stringMatching(/signed with the operator token/) } });
+    }
+    const signed = signRebuildRequest(ADMIN, 'runs');
+    expect(await ask(signed)).toEqual({ ok: true, name: 'runs', status: 'running' });
+    // The same signed request again (a replay) is refused.
+    expect(await ask(signed)).toEqual({ ok: false, error: { code: 'forbidden', message: 'the rebuild request was already used' } });
+    await waitFor(async () => ((await h.pool.query(`SELECT status FROM projection_rebuilds WHERE name = 'runs'`)).rows[0]?.status === 'done' ? true : undefined), 30_000, 'the signed rebuild to finish');
+    expect(before.rows[0].n).toBe(0);
+  }, 60_000);
 
   it('a projection whose host is not running answers 503, and the CLI fails with it', async () => {
     // This harness runs the gateway only: the coordinator hosts `tasks`.

@@ -7,7 +7,7 @@ import { freshDatabase, NATS_URL, testNats, waitFor } from '@handplane/testing';
 import type { Pool } from 'pg';
 import { conversationsProjection } from '../services/gateway/src/app/conversations.projection';
 import { commandLogIndexProjection, commandsProjection } from '../services/gateway/src/app/read-models/command-read-models.projection';
-import { queuesProjection, runsProjection, todosProjection } from '../services/gateway/src/app/read-models/conversation-read-models.projection';
+import { queuesProjection, runsProjection, taskPromptsProjection, todosProjection } from '../services/gateway/src/app/read-models/conversation-read-models.projection';
 import { epochsProjection } from '../services/task-coordinator/src/app/epochs';
 import { tasksProjection } from '../services/task-coordinator/src/app/tasks.projection';
 import { diff, dump } from './projections/compare';
@@ -53,7 +53,7 @@ describe('projection rebuilds (real NATS + Postgres, randomized workload)', () =
     process.stdout.write(`projection workload seed ${seed} (PROJECTION_SEED=${seed} to replay)\n`);
     env = await testNats('proj');
     const t = env.topology;
-    projections = [conversationsProjection(t), runsProjection(t), todosProjection(t), queuesProjection(t), commandsProjection(t), commandLogIndexProjection(t), tasksProjection(t), epochsProjection(t)];
+    projections = [conversationsProjection(t), runsProjection(t), todosProjection(t), queuesProjection(t), taskPromptsProjection(t), commandsProjection(t), commandLogIndexProjection(t), tasksProjection(t), epochsProjection(t)];
     rebuilt = await db('projlive');
     control = await db('projctl');
     for (const pool of [rebuilt, control]) for (const p of projections) projectors.push(runProjector(env.nats, pool, p, logger));

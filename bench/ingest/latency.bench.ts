@@ -6,23 +6,15 @@
 // double is already streaming (the ingestor follows the command) when the byte is written, so the
 // figure is ingestion latency, not claim latency. The line is durable (Postgres + LOGS) before it is shown.
 import { performance } from 'node:perf_hooks';
-import { randomBytes } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
-import { EventStore } from '@handplane/platform';
 import { waitFor } from '@handplane/testing';
-import { RunnerDouble } from '../../services/log-ingestor/test/runner-double';
-import { appendStartedTask, benchEnv, fmt, MiB, percentile, printTable, ratio, rawJetStreamLatency, rawJetStreamThroughput, rawPostgresLatency, rawPostgresThroughput } from './bench-env';
+import { appendStartedTask, fmt, MiB, percentile, printTable, ratio, rawJetStreamLatency, rawJetStreamThroughput, rawPostgresLatency, rawPostgresThroughput } from './bench-env';
+import { freshId, runBench, withIngestBench } from './ingest-bench';
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 200);
-const id = (p: string) => `${p}${randomBytes(5).toString('hex')}`;
 
-async function main(): Promise<void> {
-  const b = await benchEnv('benchlat');
-  const t = b.env.topology;
-  const store = new EventStore(b.env.nats);
-  const runner = await RunnerDouble.start(b.env.nats, t.runnersBucket, 'runner-lat', { chunkBytes: 64 * 1024 });
-  runner.keepAlive(1000);
-  try {
+runBench(() =>
+  withIngestBench('benchlat', 'runner-lat', async ({ b, t, store, runner }) => {
     console.log('baselines …');
     const jsLat = await rawJetStreamLatency(b.env.nats, t.log('latbench'), SAMPLES);
     const pgLat = await rawPostgresLatency(b.pool, SAMPLES);
@@ -34,7 +26,7 @@ async function main(): Promise<void> {
       const child = await b.ingestor(vars);
       const out: number[] = [];
       for (let i = 0; i < SAMPLES; i++) {
-        const ids = { taskId: id('t'), commandId: id('c'), conversationId: id('v') };
+        const ids = { taskId: freshId('t'), commandId: freshId('c'), conversationId: freshId('v') };
         const cmd = runner.command(ids.commandId);
         const sub = b.env.nats.nc.subscribe(t.conv(ids.conversationId), { max: 1 });
         const shown = (async () => {
@@ -69,16 +61,5 @@ async function main(): Promise<void> {
       ['raw JetStream publish (64 KiB random, 64 in flight, file store)', fmt(jsMbs)],
       ['raw Postgres insert (16 × 64 KiB random bytea rows per commit)', fmt(pgMbs)],
     ]);
-  } finally {
-    await runner.stop();
-    await b.close();
-  }
-}
-
-main().then(
-  () => process.exit(0),
-  (e) => {
-    console.error(e);
-    process.exit(1);
-  },
+  }),
 );

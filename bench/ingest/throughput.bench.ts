@@ -5,23 +5,15 @@
 // by the runner double (generated hostile bytes, 64 KiB records like the real runner); its RSS is
 // sampled from /proc every 100 ms. "Durable" = rows committed in Postgres and chunks acked by LOGS.
 import { performance } from 'node:perf_hooks';
-import { randomBytes } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 import { GeneratedOutput } from '../../services/log-ingestor/test/generated-output';
-import { RunnerDouble } from '../../services/log-ingestor/test/runner-double';
-import { EventStore } from '@handplane/platform';
-import { appendStartedTask, benchEnv, childStats, fmt, MiB, printTable, ratio, rawBothThroughput, rawJetStreamThroughput, rawPostgresThroughput, rssMiB } from './bench-env';
+import { appendStartedTask, childStats, fmt, MiB, printTable, ratio, rawBothThroughput, rawJetStreamThroughput, rawPostgresThroughput, rssMiB } from './bench-env';
+import { freshId, runBench, withIngestBench } from './ingest-bench';
 
 const BIG = Number(process.env.BENCH_MB ?? 1024) * MiB;
-const id = (p: string) => `${p}${randomBytes(5).toString('hex')}`;
 
-async function main(): Promise<void> {
-  const b = await benchEnv('benchtp');
-  const t = b.env.topology;
-  const store = new EventStore(b.env.nats);
-  const runner = await RunnerDouble.start(b.env.nats, t.runnersBucket, 'runner-bench', { chunkBytes: 64 * 1024 });
-  runner.keepAlive(1000);
-  try {
+runBench(() =>
+  withIngestBench('benchtp', 'runner-bench', async ({ b, t, store, runner }) => {
     // Baselines of the same size as the big run: a gigabyte also costs Postgres checkpoints and NATS file blocks.
     console.log(`load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}; baselines (${fmt(BIG / MiB, 0)} MiB each) …`);
     const rawJs = await rawJetStreamThroughput(b.env.nats, t.log('rawbench'), BIG);
@@ -37,7 +29,7 @@ async function main(): Promise<void> {
       const idle = rssMiB(pid).now;
       let peakSampled = idle;
       const sampler = setInterval(() => (peakSampled = Math.max(peakSampled, rssMiB(pid).now)), 100);
-      const ids = Array.from({ length: count }, () => ({ taskId: id('t'), commandId: id('c'), conversationId: id('v') }));
+      const ids = Array.from({ length: count }, () => ({ taskId: freshId('t'), commandId: freshId('c'), conversationId: freshId('v') }));
       const t0 = performance.now();
       for (const i of ids) {
         const cmd = runner.command(i.commandId);
@@ -80,16 +72,5 @@ async function main(): Promise<void> {
         ...results.map((r) => [r.label, fmt(r.mbs), ratio(r.mbs, rawJs), ratio(r.mbs, rawPg), ratio(r.mbs, rawBoth), fmt(r.storedMiB), r.rss, `${fmt(r.buffered / MiB, 2)} MiB`]),
       ],
     );
-  } finally {
-    await runner.stop();
-    await b.close();
-  }
-}
-
-main().then(
-  () => process.exit(0),
-  (e) => {
-    console.error(e);
-    process.exit(1);
-  },
+  }),
 );

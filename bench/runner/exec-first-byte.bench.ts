@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { benchRunner, fmt, pct, sandboxes } from './bench-support';
+import { forEachSandbox, runBench } from './bench-main';
+import { fmt, pct } from './bench-support';
 
 /**
  * Exec → first byte: from the Exec call to the first output chunk of a following ReadLog (gRPC on
@@ -20,34 +21,21 @@ function plainFirstByte(): Promise<number> {
   });
 }
 
-async function main(): Promise<void> {
-  for (const sandbox of sandboxes()) {
-    const r = await benchRunner(sandbox);
-    try {
-      const runner: number[] = [];
-      const plain: number[] = [];
-      for (let i = 0; i < WARMUP + N; i++) {
-        const a = (await r.run(COMMAND)).firstByteMs;
-        const b = await plainFirstByte();
-        if (i >= WARMUP) {
-          runner.push(a);
-          plain.push(b);
-        }
+runBench(() =>
+  forEachSandbox(async (r) => {
+    const runner: number[] = [];
+    const plain: number[] = [];
+    for (let i = 0; i < WARMUP + N; i++) {
+      const a = (await r.run(COMMAND)).firstByteMs;
+      const b = await plainFirstByte();
+      if (i >= WARMUP) {
+        runner.push(a);
+        plain.push(b);
       }
-      const row = (name: string, xs: number[]) => `${name.padEnd(34)} p50 ${fmt(pct(xs, 50))} ms   p99 ${fmt(pct(xs, 99))} ms`;
-      process.stdout.write(`Exec → first byte, ${N} runs, sandbox ${r.runner.containment.sandbox}, cgroups ${r.runner.containment.cgroups}\n`);
-      process.stdout.write(`${row('runner (Exec + ReadLog follow)', runner)}\n${row('plain child_process.spawn', plain)}\n`);
-      process.stdout.write(`ratio runner/plain                 p50 ${fmt(pct(runner, 50) / pct(plain, 50), 1)}x   p99 ${fmt(pct(runner, 99) / pct(plain, 99), 1)}x\n\n`);
-    } finally {
-      await r.stop();
     }
-  }
-}
-
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    process.stderr.write(`${String(err)}\n`);
-    process.exit(1);
-  },
+    const row = (name: string, xs: number[]) => `${name.padEnd(34)} p50 ${fmt(pct(xs, 50))} ms   p99 ${fmt(pct(xs, 99))} ms`;
+    process.stdout.write(`Exec → first byte, ${N} runs, sandbox ${r.runner.containment.sandbox}, cgroups ${r.runner.containment.cgroups}\n`);
+    process.stdout.write(`${row('runner (Exec + ReadLog follow)', runner)}\n${row('plain child_process.spawn', plain)}\n`);
+    process.stdout.write(`ratio runner/plain                 p50 ${fmt(pct(runner, 50) / pct(plain, 50), 1)}x   p99 ${fmt(pct(runner, 99) / pct(plain, 99), 1)}x\n\n`);
+  }),
 );

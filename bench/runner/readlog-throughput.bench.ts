@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { benchRunner, fmt, pct, sandboxes } from './bench-support';
+import { forEachSandbox, runBench } from './bench-main';
+import { fmt, pct } from './bench-support';
 
 /**
  * ReadLog throughput: a command that writes BENCH_MB MiB as fast as it can, read by a following
@@ -26,37 +27,24 @@ function plain(): Promise<{ ms: number; bytes: number }> {
 
 const mbps = (bytes: number, ms: number) => bytes / 1024 / 1024 / (ms / 1000);
 
-async function main(): Promise<void> {
-  for (const sandbox of sandboxes()) {
-    const r = await benchRunner(sandbox);
-    try {
-      const live: number[] = [];
-      const replay: number[] = [];
-      const base: number[] = [];
-      for (let i = 0; i < RUNS; i++) {
-        const l = await r.run(COMMAND);
-        if (l.bytes !== BYTES) throw new Error(`runner returned ${l.bytes} bytes, expected ${BYTES}`);
-        live.push(mbps(l.bytes, l.totalMs));
-        const p = await r.replay(r.lastId());
-        replay.push(mbps(p.bytes, p.totalMs));
-        const b = await plain();
-        if (b.bytes !== BYTES) throw new Error(`plain spawn returned ${b.bytes} bytes`);
-        base.push(mbps(b.bytes, b.ms));
-      }
-      const row = (name: string, xs: number[]) => `${name.padEnd(36)} p50 ${fmt(pct(xs, 50), 0)} MiB/s   p99 ${fmt(pct(xs, 99), 0)} MiB/s (slowest: ${fmt(Math.min(...xs), 0)})`;
-      process.stdout.write(`ReadLog throughput, ${MB} MiB × ${RUNS}, sandbox ${r.runner.containment.sandbox}\n`);
-      process.stdout.write(`${row('runner live (Exec → exit record)', live)}\n${row('runner replay (finished, from spool)', replay)}\n${row('plain child_process.spawn (pipe)', base)}\n`);
-      process.stdout.write(`ratio live/plain   p50 ${fmt(pct(live, 50) / pct(base, 50))}   replay/plain p50 ${fmt(pct(replay, 50) / pct(base, 50))}\n\n`);
-    } finally {
-      await r.stop();
+runBench(() =>
+  forEachSandbox(async (r) => {
+    const live: number[] = [];
+    const replay: number[] = [];
+    const base: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      const l = await r.run(COMMAND);
+      if (l.bytes !== BYTES) throw new Error(`runner returned ${l.bytes} bytes, expected ${BYTES}`);
+      live.push(mbps(l.bytes, l.totalMs));
+      const p = await r.replay(r.lastId());
+      replay.push(mbps(p.bytes, p.totalMs));
+      const b = await plain();
+      if (b.bytes !== BYTES) throw new Error(`plain spawn returned ${b.bytes} bytes`);
+      base.push(mbps(b.bytes, b.ms));
     }
-  }
-}
-
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    process.stderr.write(`${String(err)}\n`);
-    process.exit(1);
-  },
+    const row = (name: string, xs: number[]) => `${name.padEnd(36)} p50 ${fmt(pct(xs, 50), 0)} MiB/s   p99 ${fmt(pct(xs, 99), 0)} MiB/s (slowest: ${fmt(Math.min(...xs), 0)})`;
+    process.stdout.write(`ReadLog throughput, ${MB} MiB × ${RUNS}, sandbox ${r.runner.containment.sandbox}\n`);
+    process.stdout.write(`${row('runner live (Exec → exit record)', live)}\n${row('runner replay (finished, from spool)', replay)}\n${row('plain child_process.spawn (pipe)', base)}\n`);
+    process.stdout.write(`ratio live/plain   p50 ${fmt(pct(live, 50) / pct(base, 50))}   replay/plain p50 ${fmt(pct(replay, 50) / pct(base, 50))}\n\n`);
+  }),
 );

@@ -7,7 +7,7 @@ import { parseSse } from './api';
 import { commandOf } from './commands/run';
 import { signToken } from './commands/token';
 import { exitCodeOf } from './follow';
-import { commandTable, runTable, summarize, table, taskDetails } from './format';
+import { commandTable, runTable, summarize, table, taskDetails, taskTable } from './format';
 import type { CommandView, RunView } from '@handplane/contracts';
 import { UsageError } from './io';
 import { main, type Io } from './main';
@@ -31,6 +31,7 @@ const task = (over: Partial<Task>): Task => ({
   finishedAt: null,
   deadlineAt: null,
   receipt: null,
+  awaitingInput: null,
   ...over,
 });
 
@@ -42,6 +43,16 @@ function capture(env: Record<string, string> = {}) {
 }
 
 describe('handplane CLI (pure parts)', () => {
+  it('marks a running task that waits for input in the task table', () => {
+    const out = taskTable([
+      task({ taskId: 't-ask', status: 'running', background: true, awaitingInput: { prompt: 'Continue? [y/N]', offset: 3, attempt: 1, since: '2026-01-01T00:00:01.000Z' } }),
+      task({ taskId: 't-run', status: 'running' }),
+    ]);
+    const line = (id: string) => out.split('\n').find((l) => l.startsWith(id)) ?? '';
+    expect(line('t-ask')).toContain('running (bg) (awaiting input)');
+    expect(line('t-run')).not.toContain('awaiting');
+  });
+
   it('shows a task’s receipt as its sentence and its evidence (issue 10.4)', () => {
     const receipt = {
       outcome: 'killed' as const,

@@ -27,7 +27,7 @@ export function taskTable(tasks: Task[]): string {
   if (tasks.length === 0) return 'no tasks\n';
   return table(
     ['TASK', 'STATUS', 'EXIT', 'AGE', 'CONVERSATION', 'COMMAND'],
-    tasks.map((t) => [t.taskId, t.status + (t.background && !['succeeded', 'failed', 'cancelled', 'timed_out', 'lost'].includes(t.status) ? ' (bg)' : ''), t.exitCode === null ? (t.signal ?? '-') : String(t.exitCode), age(t.createdAt), t.conversationId, oneLine(t.command)]),
+    tasks.map((t) => [t.taskId, t.status + (t.background && !['succeeded', 'failed', 'cancelled', 'timed_out', 'lost'].includes(t.status) ? ' (bg)' : '') + (t.awaitingInput ? ' (awaiting input)' : ''), t.exitCode === null ? (t.signal ?? '-') : String(t.exitCode), age(t.createdAt), t.conversationId, oneLine(t.command)]),
   );
 }
 

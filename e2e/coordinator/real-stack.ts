@@ -1,6 +1,3 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import {
   decodeConversationEvent,
   decodeSandboxCommandEvent,
@@ -16,12 +13,11 @@ import {
 } from '@handplane/contracts';
 import type { ConversationEvent, SandboxCommandEvent, TaskEvent } from '@handplane/domain';
 import { callRpc, createLogger, createPool, EventStore } from '@handplane/platform';
-import { ensureConversation, freshDatabase, NATS_URL, testNats, waitFor } from '@handplane/testing';
+import { ensureConversation, waitFor } from '@handplane/testing';
 import type { Pool } from 'pg';
 import { startIngestor, type RunningIngestor } from '../../services/log-ingestor/src/service';
 import { startRunner, type RunningRunner } from '../../services/sandbox-runner/src/service';
-
-const level = () => process.env.TEST_LOG_LEVEL ?? 'silent';
+import { IN_PROCESS_RUNNER, stackResources, testLogLevel as level } from '../stack-common';
 
 /**
  * Real NATS (own prefix), a fresh database, a REAL sandbox runner (spawning real processes in a temp
@@ -29,19 +25,13 @@ const level = () => process.env.TEST_LOG_LEVEL ?? 'silent';
  * (in-process, or as a child process it can SIGKILL).
  */
 export async function realStack(label: string, env: Record<string, string> = {}) {
-  const nats = await testNats(label);
-  const db = await freshDatabase(label);
-  const dataDir = await mkdtemp(join(tmpdir(), `hp-${label}-`));
+  const resources = await stackResources(label);
+  const { nats, db, dataDir } = resources;
   const vars: Record<string, string> = {
-    NATS_URL,
-    NATS_PREFIX: nats.prefix,
-    DATABASE_URL: db.url,
+    ...resources.vars,
     COORDINATOR_PORT: '0',
     INGESTOR_PORT: '0',
-    RUNNER_HOST: '127.0.0.1',
-    RUNNER_PORT: '0',
-    RUNNER_HTTP_PORT: '0',
-    RUNNER_ON_SHUTDOWN: 'stop',
+    ...IN_PROCESS_RUNNER,
     // Short deadlines: the runner arms its backstop timer per command (deadline + 2 × grace), and a
     // timer it failed to clear would keep the test process alive that long.
     TASK_DEADLINE_MS: '30000',
@@ -82,9 +72,7 @@ export async function realStack(label: string, env: Record<string, string> = {})
       ingestor = undefined;
       await runner.stop();
       await pool.end();
-      await nats.close();
-      await db.drop();
-      await rm(dataDir, { recursive: true, force: true });
+      await resources.release();
     },
   };
   return s;

@@ -2,17 +2,8 @@ import { headers as natsHeaders } from '@nats-io/transport-node';
 import { decodeConversationEvent, decodeSandboxCommandEvent, decodeTaskEvent, type Topology } from '@handplane/contracts';
 import type { Nats } from '@handplane/platform';
 
-/** A small seeded PRNG (mulberry32): the same seed gives the same workload. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The seeded PRNG of @handplane/testing (mulberry32): the same seed gives the same workload. */
+export { seededRandom as prng } from '@handplane/testing';
 
 interface Conv {
   id: string;
@@ -190,6 +181,11 @@ export class Workload {
         const bytes = Buffer.from(`chunk ${tk.offset} of ${tk.id}\n`.repeat(1 + Math.floor(this.rnd() * 3)));
         await this.publish('LOGS', 'log', this.t.log(tk.commandId), bytes, { 'Hp-Offset': String(tk.offset), 'Hp-Stream': this.rnd() < 0.2 ? 'stderr' : 'stdout' });
         tk.offset += bytes.length;
+        // Prompts and input (the registry's awaitingInput, projection task-prompts).
+        if (this.rnd() < 0.3) await this.conv(tk.conv, 'task.awaiting_input', { taskId: tk.id, commandId: tk.commandId, attempt: tk.attempt, offset: tk.offset, prompt: `Continue ${tk.step}? [y/N]` });
+        if (this.rnd() < 0.3) {
+          await this.conv(tk.conv, 'task.stdin', { taskId: tk.id, commandId: tk.commandId, attempt: tk.attempt, by: tk.user, via: 'user', bytes: 2, sha256: 'e3b0', closed: this.rnd() < 0.2 });
+        }
         return;
       }
       case 4: {

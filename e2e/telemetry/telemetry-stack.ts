@@ -1,9 +1,5 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { loadConfig } from '@handplane/contracts';
 import { createLogger } from '@handplane/platform';
-import { freshDatabase, NATS_URL, testNats } from '@handplane/testing';
 import type { Pool } from 'pg';
 import { Pool as PgPool } from 'pg';
 import { startRuntime } from '../../services/agent-runtime/src/service';
@@ -12,28 +8,19 @@ import { startGateway } from '../../services/gateway/src/service';
 import { startIngestor } from '../../services/log-ingestor/src/service';
 import { startRunner } from '../../services/sandbox-runner/src/service';
 import { startCoordinator } from '../../services/task-coordinator/src/service';
+import { EPHEMERAL_SERVICE_PORTS, IN_PROCESS_RUNNER, stackResources, testLogLevel as level } from '../stack-common';
 
-const level = () => process.env.TEST_LOG_LEVEL ?? 'silent';
 const SECRET = 'telemetry-test-secret';
 export const METRICS_TOKEN = 'metrics-test-token';
 
 /** The five services in-process on the real NATS (own prefix) and Postgres (own database). */
 export async function startTelemetryStack(label: string, env: Record<string, string> = {}) {
-  const nats = await testNats(label);
-  const db = await freshDatabase(label);
-  const dataDir = await mkdtemp(join(tmpdir(), `hp-${label}-`));
+  const resources = await stackResources(label);
+  const { nats, db, dataDir } = resources;
   const vars: Record<string, string> = {
-    NATS_URL,
-    NATS_PREFIX: nats.prefix,
-    DATABASE_URL: db.url,
-    GATEWAY_PORT: '0',
-    COORDINATOR_PORT: '0',
-    INGESTOR_PORT: '0',
-    RUNTIME_PORT: '0',
-    RUNNER_HOST: '127.0.0.1',
-    RUNNER_PORT: '0',
-    RUNNER_HTTP_PORT: '0',
-    RUNNER_ON_SHUTDOWN: 'stop',
+    ...resources.vars,
+    ...EPHEMERAL_SERVICE_PORTS,
+    ...IN_PROCESS_RUNNER,
     JWT_SECRET: SECRET,
     TASK_DEADLINE_MS: '120000',
     LOG_LEVEL: level(),
@@ -47,9 +34,7 @@ export async function startTelemetryStack(label: string, env: Record<string, str
   const stop = async () => {
     for (const s of stops.splice(0).reverse()) await s().catch(() => undefined);
     await pool.end();
-    await nats.close();
-    await db.drop();
-    await rm(dataDir, { recursive: true, force: true });
+    await resources.release();
   };
   try {
     const runner = await startRunner(config, { dataDir, env: vars, heartbeatMs: 500, logger: log('sandbox-runner') });

@@ -20,7 +20,8 @@ describe('one trace follows a command through every service', () => {
   let s: TelemetryStack;
   let conv: string;
   beforeAll(async () => {
-    s = await startTelemetryStack('trace');
+    // A short window, so a sleeping command goes to the background (the cutover's span).
+    s = await startTelemetryStack('trace', { FOREGROUND_WINDOW_MS: '1500' });
     conv = (await s.api('POST', '/v1/conversations', { title: 'traced' })).json.id;
   });
   afterAll(() => s?.stop());
@@ -59,6 +60,8 @@ describe('one trace follows a command through every service', () => {
     const serve = await child(call, { name: startTask, kind: SpanKind.SERVER, service: 'task-coordinator' });
     const registered = await child(serve, { name: 'publish TaskRegistered', kind: SpanKind.PRODUCER, service: 'task-coordinator' });
     const dispatch = await child(registered, { name: /^consume .*coordinator-tasks$/, kind: SpanKind.CONSUMER, service: 'task-coordinator' });
+    // The read models take the event in the same trace.
+    await child(registered, { name: 'project tasks', kind: SpanKind.CONSUMER, service: 'task-coordinator' });
     const exec = await child(dispatch, { name: 'grpc Runner/Exec', kind: SpanKind.CLIENT, service: 'task-coordinator' });
     const execServer = await child(exec, { name: 'grpc serve Runner/Exec', kind: SpanKind.SERVER, service: 'sandbox-runner' });
     expect(execServer.attributes['rpc.grpc.status_code']).toBe(0);
@@ -85,6 +88,30 @@ describe('one trace follows a command through every service', () => {
     const orphans = all.filter((x) => x !== http && !ids.has(x.parentSpanContext?.spanId ?? ''));
     expect(describeSpans(orphans)).toBe('');
   });
+
+  it('the coordinator’s later actions on a task (foreground cutover, deadline stop) are in the task’s trace', async () => {
+    exporter.reset();
+    const r = await s.api('POST', `/v1/conversations/${conv}/commands`, { command: 'sleep 30', timeoutMs: 4000 });
+    expect(r.status).toBe(201);
+    await waitFor(async () => ['timed_out', 'cancelled'].includes((await s.api('GET', `/v1/tasks/${r.json.taskId}`)).json?.status), 60_000, 'the deadline to stop the task');
+    const http = exporter.getFinishedSpans().find((x) => x.name === 'POST /v1/conversations/:id/commands')!;
+    const traceId = http.spanContext().traceId;
+    const named = (name: string) => {
+      const found = spansOf(traceId).filter((x) => x.name === name && x.attributes['hp.service'] === 'task-coordinator');
+      expect({ name, found: found.length }).toEqual({ name, found: 1 });
+      return found[0]!;
+    };
+    await waitFor(async () => spansOf(traceId).some((x) => x.name === 'deadline stop'), 30_000, 'the deadline stop in the trace');
+    const cutover = named('foreground cutover');
+    expect(cutover.attributes['hp.task.id']).toBe(r.json.taskId);
+    // Its parent is the registration's span, carried by the read model from TaskRegistered's header.
+    const registered = spansOf(traceId).find((x) => x.name === 'publish TaskRegistered')!;
+    expect(cutover.parentSpanContext?.spanId).toBe(registered.spanContext().spanId);
+    await child(cutover, { name: 'publish TaskBackgrounded', kind: SpanKind.PRODUCER, service: 'task-coordinator' });
+    const stop = named('deadline stop');
+    expect(stop.parentSpanContext?.spanId).toBe(registered.spanContext().spanId);
+    await child(stop, { name: /^publish TaskStopRequested/, kind: SpanKind.PRODUCER, service: 'task-coordinator' });
+  }, 90_000);
 
   it('continues a trace the HTTP client started (W3C traceparent header)', async () => {
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';

@@ -6,7 +6,7 @@ import type { CommandView } from '@handplane/contracts';
 import { commandTable, taskDetails, taskTable } from '../format';
 import { UsageError } from '../io';
 
-const USAGE = 'usage: handplane tasks ls [--all] [--status S] [--conversation ID] [--user U] [--overdue] | tasks overdue | tasks show <taskId> | tasks commands <taskId> | tasks logs [-f] <taskId> | tasks stop [--attempt N] <taskId> | tasks stdin [--close] [-n] [--attempt N] <taskId> [data|-]';
+const USAGE = 'usage: handplane tasks ls [--all] [--status S] [--conversation ID] [--user U] [--overdue] [--awaiting] | tasks overdue | tasks show <taskId> | tasks commands <taskId> | tasks logs [-f] <taskId> | tasks stop [--attempt N] <taskId> | tasks stdin [--close] [-n] [--attempt N] <taskId> [data|-]';
 
 /** `handplane tasks …`: the registry, one task, its output, stopping it, input for it. */
 export async function tasksCommand(ctx: Context, argv: string[]): Promise<number> {
@@ -33,7 +33,7 @@ export async function tasksCommand(ctx: Context, argv: string[]): Promise<number
 }
 
 async function list(ctx: Context, argv: string[]): Promise<number> {
-  const a = parseArgs(argv, { flags: ['all', 'a', 'overdue'], options: ['status', 'conversation', 'user', 'limit'] });
+  const a = parseArgs(argv, { flags: ['all', 'a', 'overdue', 'awaiting'], options: ['status', 'conversation', 'user', 'limit'] });
   if (a.positionals.length) throw new UsageError(USAGE);
   const q = new URLSearchParams();
   const status = option(a, 'status') ?? (a.flags.has('all') || a.flags.has('a') ? undefined : 'active');
@@ -43,6 +43,7 @@ async function list(ctx: Context, argv: string[]): Promise<number> {
   const user = option(a, 'user');
   if (user) q.set('user', user);
   if (a.flags.has('overdue')) q.set('overdue', 'true');
+  if (a.flags.has('awaiting')) q.set('awaiting', 'true');
   const limit = intOption(a, 'limit');
   if (limit !== undefined) q.set('limit', String(limit));
   const tasks = await ctx.api().json<Task[]>('GET', `/v1/tasks${q.toString() ? `?${q}` : ''}`);

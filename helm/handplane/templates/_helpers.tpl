@@ -105,6 +105,10 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
 {{- if has .component (list "task-coordinator" "log-ingestor") }}
 {{- include "handplane.runnerTlsEnv" (dict "dir" "/etc/handplane/runner-tls") }}
 {{- end }}
+{{- if and $root.Values.admin.existingSecret (has .component (list "gateway" "task-coordinator")) }}
+- name: ADMIN_TOKEN
+  valueFrom: { secretKeyRef: { name: {{ $root.Values.admin.existingSecret | quote }}, key: ADMIN_TOKEN } }
+{{- end }}
 {{- range $k, $v := .values.env }}
 - name: {{ $k }}
   value: {{ $v | quote }}

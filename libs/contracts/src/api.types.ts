@@ -28,6 +28,11 @@ export interface TaskView {
    * receipts existed). `receipt.summary` is the sentence to show.
    */
   receipt: TaskReceipt | null;
+  /**
+   * Set while the task runs stopped at a prompt (`task.awaiting_input`) with no input after it: the
+   * prompt line, where it starts in the output, the attempt, and since when. Null otherwise.
+   */
+  awaitingInput: { prompt: string; offset: number; attempt: number; since: string } | null;
 }
 
 /* The read models the gateway serves besides tasks (`GET …/runs`, `…/todos`, `…/queue`, `/v1/tasks/:id/commands`, `…/log-index`). */

@@ -17,6 +17,7 @@ export const PROJECTIONS: readonly ProjectionInfo[] = [
   { name: 'runs', stream: 'CONV', tables: ['runs'], host: 'gateway' },
   { name: 'todos', stream: 'CONV', tables: ['todos'], host: 'gateway' },
   { name: 'queues', stream: 'CONV', tables: ['conversation_queue'], host: 'gateway' },
+  { name: 'task-prompts', stream: 'CONV', tables: ['task_prompts'], host: 'gateway' },
   { name: 'commands', stream: 'TASKS', tables: ['commands'], host: 'gateway' },
   { name: 'command-log-index', stream: 'LOGS', tables: ['command_log_index'], host: 'gateway' },
   { name: 'tasks', stream: 'TASKS', tables: ['tasks'], host: 'task-coordinator' },

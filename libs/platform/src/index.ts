@@ -20,8 +20,8 @@ export { runProjector, waitForProjection, projectorPosition } from './db/project
 export type { Projection, RunningProjector, ProjectedMessage } from './db/projector';
 export { rebuildProjection, projectionRebuildRate, projectionStatus, subjectMatches } from './db/projection-rebuild';
 export type { RebuildReport, RebuildOptions, RebuildProgress, ProjectionStatus } from './db/projection-rebuild';
-export { serveProjectionRebuilds } from './db/projection-admin';
-export type { ServedRebuilds } from './db/projection-admin';
+export { serveProjectionRebuilds, signRebuildRequest, rebuildRefusal, REBUILD_REQUEST_MAX_SKEW_MS } from './db/projection-admin';
+export type { ServedRebuilds, RebuildRequest } from './db/projection-admin';
 export { setupTracing, tracerFor, inSpan, failSpan, currentTraceparent, contextFromTraceparent, SERVICE_ATTR } from './telemetry/tracing';
 export type { Tracing } from './telemetry/tracing';
 export { stopOnSignals, flushTracing, TRACE_FLUSH_TIMEOUT_MS } from './telemetry/shutdown';

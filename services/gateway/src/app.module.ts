@@ -63,7 +63,7 @@ export class AppModule {
         { provide: FEED_OPENER, useFactory: () => feedOpener(d.resources) },
         { provide: APP_FILTER, useClass: HttpErrorFilter },
         { provide: ADMIN_TOKEN, useValue: d.adminToken ?? '' },
-        { provide: PROJECTIONS_ADMIN_APP, useFactory: () => projectionsAdminApp(d.resources) },
+        { provide: PROJECTIONS_ADMIN_APP, useFactory: () => projectionsAdminApp(d.resources, d.adminToken ?? '') },
         AdminGuard,
         AuthGuard,
         EventStreamGuard,

@@ -71,7 +71,7 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
     await ensureStreams(nats.jsm, t, config.STREAM_REPLICAS);
     const registry = await RunnerRegistry.open(nats, t.runnersBucket, config.STREAM_REPLICAS);
     const projection = conversationsProjection(t);
-    const projector = runProjector(nats, pool, projection, logger);
+    const projector = runProjector(nats, pool, projection, logger, 'gateway');
     metrics.watchProjection(nats, pool, projection);
     stops.unshift(() => projector.stop());
     // The other read models the gateway hosts, and the rebuilds of all of them (README "Projections").
@@ -79,8 +79,8 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
     const hosted = [projection, ...gatewayReadModels(t)];
     const projectionPool = createPool(config.DATABASE_URL, 2 * hosted.length + 2, (err) => logger.warn({ err }, 'idle database client failed'));
     stops.unshift(() => projectionPool.end());
-    const more = hosted.slice(1).map((p) => runProjector(nats, projectionPool, p, logger));
-    const rebuilds = serveProjectionRebuilds(nats, projectionPool, t.prefix, hosted, logger);
+    const more = hosted.slice(1).map((p) => runProjector(nats, projectionPool, p, logger, 'gateway'));
+    const rebuilds = serveProjectionRebuilds(nats, projectionPool, t.prefix, hosted, logger, config.ADMIN_TOKEN);
     stops.unshift(() => rebuilds.stop(), ...more.map((p) => () => p.stop()));
     const resources: GatewayResources = {
       nats,

@@ -45,7 +45,7 @@ describe('gateway API contract (real NATS + Postgres)', () => {
       expect(await ids('?limit=1')).toEqual([t3]);
       const full = (await h.call('GET', `/v1/tasks?conversation=${c2}`, alice)).json[0];
       expect(Object.keys(full).sort()).toEqual(
-        ['taskId', 'commandId', 'conversationId', 'userId', 'command', 'status', 'background', 'attempt', 'epoch', 'exitCode', 'signal', 'resultState', 'outputBytes', 'createdAt', 'startedAt', 'finishedAt', 'deadlineAt', 'receipt'].sort(),
+        ['taskId', 'commandId', 'conversationId', 'userId', 'command', 'status', 'background', 'attempt', 'epoch', 'exitCode', 'signal', 'resultState', 'outputBytes', 'createdAt', 'startedAt', 'finishedAt', 'deadlineAt', 'receipt', 'awaitingInput'].sort(),
       );
     });
 

@@ -63,6 +63,7 @@ describe('gateway task output (real NATS + Postgres)', () => {
       deadlineAt: '2026-01-01T01:00:00.000Z',
       // A row written without the coordinator has no receipt; the coordinator always writes one.
       receipt: null,
+      awaitingInput: null,
     });
     const list = await h.call('GET', `/v1/conversations/${conv}/tasks`, alice);
     expect(list.json.map((t: { taskId: string }) => t.taskId)).toContain('task-shape');

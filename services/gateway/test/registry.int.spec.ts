@@ -1,4 +1,5 @@
-import { insertTask } from './doubles';
+import { waitForProjection } from '@handplane/platform';
+import { insertTask, publishConv } from './doubles';
 import { expectError, startHarness, type Harness } from './harness';
 
 /** Issue 10.3 and 10.4 at the HTTP API: the registry's `user` and `overdue` filters, the overdue report, receipts on tasks. */
@@ -55,7 +56,41 @@ describe('task registry: overdue report, user filter, receipts (real NATS + Post
   });
 
   it('refuses bad filter values with 422', async () => {
-    for (const q of ['?overdue=yes', '?overdue=1', `?user=${'x'.repeat(201)}`, '?user=a&user=b']) expectError(await h.call('GET', `/v1/tasks${q}`, alice), 422, 'validation');
+    for (const q of ['?overdue=yes', '?overdue=1', `?user=${'x'.repeat(201)}`, '?user=a&user=b', '?awaiting=yes', '?awaiting=true&awaiting=false']) {
+      expectError(await h.call('GET', `/v1/tasks${q}`, alice), 422, 'validation');
+    }
+  });
+
+  it('says which running tasks wait for input (awaitingInput, ?awaiting=true) until input comes, a new attempt runs or the task ends', async () => {
+    const c = await h.conversation(alice);
+    const asking = await insertTask(h, { conversationId: c, tenant: 'acme', userId: 'alice' });
+    const answered = await insertTask(h, { conversationId: c, tenant: 'acme', userId: 'alice' });
+    const retried = await insertTask(h, { conversationId: c, tenant: 'acme', userId: 'alice' });
+    const quiet = await insertTask(h, { conversationId: c, tenant: 'acme', userId: 'alice' });
+    const at = new Date().toISOString();
+    const prompt = (taskId: string, attempt: number, text: string) =>
+      publishConv(h, c, { type: 'task.awaiting_input', data: { taskId, commandId: `cmd-${taskId}`, attempt, offset: 10, prompt: text }, metadata: { at, actor: 'system:log-ingestor' } }, `prompt:${taskId}:${attempt}:${text}`);
+    await prompt(asking, 1, 'Continue? [y/N]');
+    await prompt(answered, 1, 'Password:');
+    await publishConv(h, c, { type: 'task.stdin', data: { taskId: answered, commandId: `cmd-${answered}`, attempt: 1, by: 'alice', via: 'user', bytes: 4, sha256: 'x', closed: false }, metadata: { at, actor: 'alice' } }, `stdin:${answered}`);
+    const last = await prompt(retried, 1, 'Overwrite? [y/N]');
+    await setRow(retried, 'attempt = 2'); // the prompt was the first attempt's
+    expect(await waitForProjection(h.pool, 'task-prompts', last, 10_000)).toBe(true);
+
+    const one = await h.call('GET', `/v1/tasks/${asking}`, alice);
+    expect(one.json.awaitingInput).toEqual({ prompt: 'Continue? [y/N]', offset: 10, attempt: 1, since: at });
+    expect((await h.call('GET', `/v1/tasks/${answered}`, alice)).json.awaitingInput).toBeNull();
+    expect(await ids(`?conversation=${c}&awaiting=true`)).toEqual([asking]);
+    expect(await ids(`?conversation=${c}&awaiting=false`)).toEqual([answered, retried, quiet].sort());
+    const listed = (await h.call('GET', `/v1/conversations/${c}/tasks`, alice)).json as { taskId: string; awaitingInput: unknown }[];
+    expect(listed.filter((t) => t.awaitingInput).map((t) => t.taskId)).toEqual([asking]);
+    // A later prompt of the answered task asks again; the asking task ends: no longer awaiting.
+    const again = await prompt(answered, 1, 'Password again:');
+    await setRow(asking, `status = 'succeeded'`);
+    expect(await waitForProjection(h.pool, 'task-prompts', again, 10_000)).toBe(true);
+    expect(await ids(`?conversation=${c}&awaiting=true`)).toEqual([answered]);
+    // Another tenant sees none of it.
+    expect(await ids('?awaiting=true', mallory)).toEqual([]);
   });
 
   it('shows the receipt of a finished task, and null for one that is not', async () => {

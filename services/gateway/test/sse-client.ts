@@ -1,4 +1,5 @@
 import { request } from 'node:http';
+import { SseParser } from '@handplane/testing';
 
 /** One parsed Server-Sent Event. */
 export interface SseEvent {
@@ -29,7 +30,7 @@ export function openSse(baseUrl: string, path: string, auth: string | null, head
   const events: SseEvent[] = [];
   const comments: string[] = [];
   let raw = '';
-  let buf = '';
+  const parser = new SseParser();
   let setStatus!: (s: number) => void;
   let setEnded!: () => void;
   const status = new Promise<number>((r) => (setStatus = r));
@@ -39,19 +40,9 @@ export function openSse(baseUrl: string, path: string, auth: string | null, head
     res.setEncoding('utf8');
     res.on('data', (chunk: string) => {
       raw += chunk;
-      buf += chunk;
-      let i: number;
-      while ((i = buf.indexOf('\n\n')) >= 0) {
-        const block = buf.slice(0, i);
-        buf = buf.slice(i + 2);
-        const ev: Partial<SseEvent> = {};
-        for (const line of block.split('\n')) {
-          if (line.startsWith(':')) comments.push(line);
-          else if (line.startsWith('id: ')) ev.id = line.slice(4);
-          else if (line.startsWith('event: ')) ev.event = line.slice(7);
-          else if (line.startsWith('data: ')) ev.data = JSON.parse(line.slice(6));
-        }
-        if (ev.event) events.push(ev as SseEvent);
+      for (const m of parser.push(chunk)) {
+        if (m.type === 'comment') comments.push(m.line);
+        else if (m.event) events.push({ id: m.id, event: m.event, data: m.data === undefined ? undefined : JSON.parse(m.data) } as SseEvent);
       }
     });
     res.on('end', setEnded);

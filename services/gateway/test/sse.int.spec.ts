@@ -1,12 +1,7 @@
 import type { ConversationEvent } from '@handplane/domain';
-import { waitFor } from '@handplane/testing';
+import { readSse, waitFor } from '@handplane/testing';
 import { expectError, startHarness, type Harness } from './harness';
-
-interface SseEvent {
-  id: string;
-  event: string;
-  data: unknown;
-}
+import type { SseEvent } from './sse-client';
 
 /** A small SSE reader over fetch: collects events and comment lines until closed. */
 function openSse(baseUrl: string, path: string, token: string, headers: Record<string, string> = {}) {
@@ -16,26 +11,9 @@ function openSse(baseUrl: string, path: string, token: string, headers: Record<s
   const response = fetch(`${baseUrl}${path}`, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', ...headers }, signal: ac.signal });
   const done = (async () => {
     const r = await response;
-    const reader = r.body!.getReader();
-    const dec = new TextDecoder();
-    let buf = '';
-    for (;;) {
-      const { value, done: end } = await reader.read();
-      if (end) return;
-      buf += dec.decode(value, { stream: true });
-      let i: number;
-      while ((i = buf.indexOf('\n\n')) >= 0) {
-        const block = buf.slice(0, i);
-        buf = buf.slice(i + 2);
-        const ev: Partial<SseEvent> = {};
-        for (const line of block.split('\n')) {
-          if (line.startsWith(':')) comments.push(line);
-          else if (line.startsWith('id: ')) ev.id = line.slice(4);
-          else if (line.startsWith('event: ')) ev.event = line.slice(7);
-          else if (line.startsWith('data: ')) ev.data = JSON.parse(line.slice(6));
-        }
-        if (ev.event) events.push(ev as SseEvent);
-      }
+    for await (const m of readSse(r.body!)) {
+      if (m.type === 'comment') comments.push(m.line);
+      else if (m.event) events.push({ id: m.id, event: m.event, data: m.data === undefined ? undefined : JSON.parse(m.data) } as SseEvent);
     }
   })().catch((e) => {
     if ((e as Error).name !== 'AbortError') throw e;

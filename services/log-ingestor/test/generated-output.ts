@@ -44,14 +44,5 @@ export class GeneratedOutput {
   }
 }
 
-/** A small seeded PRNG (mulberry32): the crash test's moments are reproducible from the printed seed. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The seeded PRNG of @handplane/testing (mulberry32): the crash test's moments are reproducible from the printed seed. */
+export { seededRandom } from '@handplane/testing';

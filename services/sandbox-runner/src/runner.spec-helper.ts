@@ -8,7 +8,7 @@ import { loadConfig } from '@handplane/contracts';
 import { createLogger, deadline, RunnerClients, unary } from '@handplane/platform';
 import type { AckRequest, CommandStatus, ExecRequest, ExecResponse, ExitRecord, LogRecord, OutputChunk, ReadLogRequest, RunnerClient, SignalRequest, SignalResponse } from '@handplane/proto';
 import { SignalKind } from '@handplane/proto';
-import { NATS_URL, type testNats, waitFor } from '@handplane/testing';
+import { NATS_URL, testNats, waitFor } from '@handplane/testing';
 import type { CommandMeta } from './app/types';
 import { startRunner, type RunnerOverrides, type RunningRunner } from './service';
 
@@ -39,6 +39,54 @@ export async function startTestRunner(env: TestNats, dataDir: string, runnerVars
     async stop() {
       clients.close();
       await runner.stop();
+    },
+  };
+}
+
+/** The runner a describe block shares, see `useTestRunner`. */
+export interface SharedTestRunner {
+  /** The block's own NATS prefix. */
+  readonly env: TestNats;
+  readonly dataDir: string;
+  readonly runner: RunningRunner;
+  readonly client: RunnerClient;
+}
+
+/**
+ * Registers a beforeAll that starts a runner for the calling describe block (own NATS prefix
+ * labelled `label`, own data dir) and an afterAll that stops it and removes both. The fields of the
+ * answer may be read from the first hook or test on.
+ */
+export function useTestRunner(label: string): SharedTestRunner {
+  let env: TestNats | undefined;
+  let data: Awaited<ReturnType<typeof tempDataDir>> | undefined;
+  let t: Awaited<ReturnType<typeof startTestRunner>> | undefined;
+  beforeAll(async () => {
+    env = await testNats(label);
+    data = await tempDataDir();
+    t = await startTestRunner(env, data.dir);
+  });
+  afterAll(async () => {
+    await t?.stop();
+    await env?.close();
+    await data?.remove();
+  });
+  const ready = <T>(v: T | undefined): T => {
+    if (v === undefined) throw new Error(`the ${label} runner is used before its beforeAll started it`);
+    return v;
+  };
+  return {
+    get env() {
+      return ready(env);
+    },
+    get dataDir() {
+      return ready(data).dir;
+    },
+    get runner() {
+      return ready(t).runner;
+    },
+    get client() {
+      return ready(t).client;
     },
   };
 }

@@ -133,10 +133,10 @@ export async function startCoordinator(config: Config, o: CoordinatorOverrides =
 
     const projections = [tasksProjection(t), epochsProjection(t)];
     for (const p of projections) metrics.watchProjection(nats, pool, p);
-    const projectors = projections.map((p) => runProjector(nats, pool, p, logger));
+    const projectors = projections.map((p) => runProjector(nats, pool, p, logger, 'task-coordinator'));
     closers.push(() => Promise.all(projectors.map((p) => p.stop())));
     // `handplane projections rebuild tasks|coordinator-epochs` runs here, where the projections live.
-    const rebuilds = serveProjectionRebuilds(nats, pool, t.prefix, projections, logger);
+    const rebuilds = serveProjectionRebuilds(nats, pool, t.prefix, projections, logger, config.ADMIN_TOKEN);
     closers.push(() => rebuilds.stop());
     const consumers = await startConsumers(nats, d, outbox);
     closers.push(() => Promise.all(consumers.map((c) => c.stop())));

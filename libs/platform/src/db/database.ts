@@ -10,9 +10,11 @@ import { TaskReceiptsBudgets1764450000600 } from './migrations/0006-task-receipt
 import { Projections1764450000700 } from './migrations/0007-projections';
 import { TaskWaitConditions1764450000800 } from './migrations/0008-task-wait-conditions';
 import { GatewayRateLimits1764450000900 } from './migrations/0009-gateway-rate-limits';
+import { TaskPrompts1764450001000 } from './migrations/0010-task-prompts';
+import { TaskTraceparent1764450001100 } from './migrations/0011-task-traceparent';
 
 /** Every migration, in order. Never `synchronize`. */
-export const MIGRATIONS = [Initial1764450000001, TaskCoordinatorWindows1764450000210, TaskCoordinatorStops1764450000230, LogIngestorCap1764450000400, GatewayPrompts1764450000500, TaskReceiptsBudgets1764450000600, Projections1764450000700, TaskWaitConditions1764450000800, GatewayRateLimits1764450000900];
+export const MIGRATIONS = [Initial1764450000001, TaskCoordinatorWindows1764450000210, TaskCoordinatorStops1764450000230, LogIngestorCap1764450000400, GatewayPrompts1764450000500, TaskReceiptsBudgets1764450000600, Projections1764450000700, TaskWaitConditions1764450000800, GatewayRateLimits1764450000900, TaskPrompts1764450001000, TaskTraceparent1764450001100];
 
 /** Creates the database named in `url` when it does not exist. */
 export async function ensureDatabase(url: string): Promise<void> {

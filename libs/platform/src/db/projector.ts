@@ -1,8 +1,11 @@
 import { DeliverPolicy, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
+import { ROOT_CONTEXT } from '@opentelemetry/api';
 import type { Pool, PoolClient } from 'pg';
 import type { Logger } from '../logger';
 import type { Nats } from '../nats/connect';
 import { LIVE_CONSUME } from '../nats/durable-consumer';
+import { extractNatsHeaders } from '../telemetry/propagation';
+import { inSpan, SpanKind } from '../telemetry/tracing';
 
 /**
  * A read model built from one stream. `apply` runs inside the transaction that also stores the
@@ -70,7 +73,7 @@ function lockKey(name: string): string {
  * reads the stream from its committed position with an ordered consumer and applies messages in
  * batches, each batch in one transaction together with the new position.
  */
-export function runProjector(nats: Nats, pool: Pool, p: Projection, logger: Logger): RunningProjector {
+export function runProjector(nats: Nats, pool: Pool, p: Projection, logger: Logger, service = 'projector'): RunningProjector {
   let stopped = false;
   let iter: ConsumerMessages | undefined;
   let lockClient: PoolClient | undefined;
@@ -86,7 +89,13 @@ export function runProjector(nats: Nats, pool: Pool, p: Projection, logger: Logg
         if (m.seq <= last) continue;
         try {
           await c.query('SAVEPOINT one');
-          await p.apply(c, projectedMessage(m));
+          // A message published in a trace is applied in a span of that trace (the command's trace
+          // shows when each read model took it); the others in none.
+          const traceparent = m.headers?.get('traceparent');
+          if (traceparent) {
+            const attributes = { 'messaging.destination.name': m.subject, 'messaging.message.sequence': m.seq, 'hp.projection': p.name };
+            await inSpan(service, `project ${p.name}`, { kind: SpanKind.CONSUMER, parent: extractNatsHeaders(m.headers, ROOT_CONTEXT), attributes }, () => p.apply(c, projectedMessage(m)));
+          } else await p.apply(c, projectedMessage(m));
           await c.query('RELEASE SAVEPOINT one');
         } catch (e) {
           // A message that cannot be applied is skipped (and logged), never allowed to block the read model.

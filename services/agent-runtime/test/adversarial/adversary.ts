@@ -71,17 +71,8 @@ export const POLL_VARIANTS = [
 export const MAIN_COMMAND = 'npm run build';
 export const QUICK_COMMAND = 'echo quick';
 
-/** A seeded pseudo-random generator (mulberry32). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The seeded pseudo-random generator of @handplane/testing (mulberry32). */
+export { seededRandom as rng } from '@handplane/testing';
 
 const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
 

@@ -1,6 +1,6 @@
-import { Conflict, NotFound, Unavailable, ValidationError } from '@handplane/kernel';
+import { Conflict, Forbidden, NotFound, Unavailable, ValidationError } from '@handplane/kernel';
 import { PROJECTION_NAMES, PROJECTIONS, projectionRebuildReplySchema, projectionRebuildSubject } from '@handplane/contracts';
-import { callRpc, projectionStatus, type ProjectionStatus } from '@handplane/platform';
+import { callRpc, projectionStatus, signRebuildRequest, type ProjectionStatus } from '@handplane/platform';
 import { guardDb } from './db';
 import type { GatewayResources } from './resources';
 
@@ -18,7 +18,8 @@ function known(name: string) {
   return p;
 }
 
-export function projectionsAdminApp(r: GatewayResources): ProjectionsAdminApp {
+/** `adminToken` signs the rebuild requests (the hosts check the signature with the same token). */
+export function projectionsAdminApp(r: GatewayResources, adminToken: string): ProjectionsAdminApp {
   return {
     list: () => guardDb(() => projectionStatus(r.pool, PROJECTIONS)),
     async get(name) {
@@ -27,9 +28,12 @@ export function projectionsAdminApp(r: GatewayResources): ProjectionsAdminApp {
     },
     async rebuild(name) {
       known(name);
-      const reply = await callRpc(r.nats.nc, projectionRebuildSubject(r.topology.prefix, name), {}, projectionRebuildReplySchema, r.rpcTimeoutMs);
+      const request = signRebuildRequest(adminToken, name, r.clock.now());
+      const reply = await callRpc(r.nats.nc, projectionRebuildSubject(r.topology.prefix, name), request, projectionRebuildReplySchema, r.rpcTimeoutMs);
       if (reply.ok) return { name, status: 'running' };
       if (reply.error.code === 'conflict') throw new Conflict(reply.error.message);
+      // The host has no ADMIN_TOKEN, or another one: an operator's configuration to fix.
+      if (reply.error.code === 'forbidden') throw new Forbidden(`the host of ${name} refused the rebuild: ${reply.error.message}`);
       if (reply.error.code === 'validation') throw new ValidationError(reply.error.message);
       throw new Unavailable(`the rebuild of ${name} could not start: ${reply.error.message}`);
     },

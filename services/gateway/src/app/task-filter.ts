@@ -17,16 +17,18 @@ const single = (raw: unknown, name: string): string | undefined => {
 };
 
 /**
- * `?status=running,stopping|active|finished&conversation=<id>&user=<userId>&overdue=true&limit=N`
+ * `?status=running,stopping|active|finished&conversation=<id>&user=<userId>&overdue=true&awaiting=true|false&limit=N`
  * (`overdue` needs the clock and grace, given by the caller). An unknown status is a
  * 422; a conversation the caller cannot see (or that does not exist) simply matches nothing.
  */
-export function parseTaskFilter(q: { status?: unknown; conversation?: unknown; user?: unknown; overdue?: unknown; limit?: unknown }, overdue?: { now: Date; graceMs: number }): TaskFilter {
+export function parseTaskFilter(q: { status?: unknown; conversation?: unknown; user?: unknown; overdue?: unknown; awaiting?: unknown; limit?: unknown }, overdue?: { now: Date; graceMs: number }): TaskFilter {
   const status = single(q.status, 'status');
   const conversation = single(q.conversation, 'conversation');
   const user = single(q.user, 'user');
   const overdueRaw = single(q.overdue, 'overdue');
   if (overdueRaw !== undefined && overdueRaw !== 'true' && overdueRaw !== 'false') throw new ValidationError('overdue must be true or false', [`overdue: ${JSON.stringify(overdueRaw)}`]);
+  const awaitingRaw = single(q.awaiting, 'awaiting');
+  if (awaitingRaw !== undefined && awaitingRaw !== 'true' && awaitingRaw !== 'false') throw new ValidationError('awaiting must be true or false', [`awaiting: ${JSON.stringify(awaitingRaw)}`]);
   if (user !== undefined && user.length > 200) throw new ValidationError('user must be at most 200 characters', ['user: too long']);
   const limitRaw = single(q.limit, 'limit');
   let statuses: string[] | undefined;
@@ -45,6 +47,7 @@ export function parseTaskFilter(q: { status?: unknown; conversation?: unknown; u
     ...(conversation ? { conversationId: conversation } : {}),
     ...(user ? { userId: user } : {}),
     ...(overdueRaw === 'true' && overdue ? { overdue } : {}),
+    ...(awaitingRaw !== undefined ? { awaiting: awaitingRaw === 'true' } : {}),
     limit,
   };
 }

@@ -28,7 +28,21 @@ export interface TaskRow {
   finished_at: Date | null;
   deadline_at: Date | null;
   receipt: TaskReceipt | null;
+  /** From `task_prompts` (joined): the last prompt of the task and whether input came after it. */
+  prompt?: string | null;
+  prompt_offset?: string | null;
+  prompt_attempt?: number | null;
+  prompt_at?: Date | null;
+  prompt_answered?: boolean | null;
 }
+
+/**
+ * The columns of a task row with its prompt: `FROM tasks t` + this join. A prompt counts while
+ * the attempt that printed it runs and no input came after it.
+ */
+const WITH_PROMPT = `t.*, p.prompt, p."offset" AS prompt_offset, p.attempt AS prompt_attempt, p.asked_at AS prompt_at, (p.answered_seq IS NOT NULL) AS prompt_answered`;
+const JOIN_PROMPT = `LEFT JOIN task_prompts p ON p.task_id = t.task_id`;
+const AWAITING = `(t.status = 'running' AND p.attempt = t.attempt AND p.answered_seq IS NULL)`;
 
 /** The public task shape lives in libs/contracts (a contract shared with clients). */
 export type { TaskView };
@@ -55,6 +69,10 @@ export function toTaskView(t: TaskRow): TaskView {
     finishedAt: iso(t.finished_at),
     deadlineAt: iso(t.deadline_at),
     receipt: t.receipt ?? null,
+    awaitingInput:
+      t.prompt != null && !t.prompt_answered && t.status === 'running' && t.prompt_attempt === t.attempt
+        ? { prompt: t.prompt, offset: Number(t.prompt_offset), attempt: t.attempt, since: iso(t.prompt_at ?? null)! }
+        : null,
   };
 }
 
@@ -63,8 +81,9 @@ export async function requireTask(pool: Pool, p: Principal, taskId: string): Pro
   if (!isValidId(taskId)) throw new NotFound('task not found');
   const rows = await query<TaskRow>(
     pool,
-    `SELECT t.* FROM tasks t
+    `SELECT ${WITH_PROMPT} FROM tasks t
        JOIN conversation_members m ON m.conversation_id = t.conversation_id AND m.user_id = $3 AND m.tenant = t.tenant
+       ${JOIN_PROMPT}
       WHERE t.task_id = $1 AND t.tenant = $2`,
     [taskId, p.tenant, p.userId],
   );
@@ -74,7 +93,7 @@ export async function requireTask(pool: Pool, p: Principal, taskId: string): Pro
 
 /** Every task of a conversation (the caller's membership is checked by the caller of this). */
 export async function tasksOf(pool: Pool, tenant: string, conversationId: string): Promise<TaskRow[]> {
-  return query<TaskRow>(pool, 'SELECT * FROM tasks WHERE conversation_id = $1 AND tenant = $2 ORDER BY created_at, task_id', [conversationId, tenant]);
+  return query<TaskRow>(pool, `SELECT ${WITH_PROMPT} FROM tasks t ${JOIN_PROMPT} WHERE t.conversation_id = $1 AND t.tenant = $2 ORDER BY t.created_at, t.task_id`, [conversationId, tenant]);
 }
 
 /** Filters of the task registry (`GET /v1/tasks`), already parsed. */
@@ -85,6 +104,8 @@ export interface TaskFilter {
   readonly userId?: string;
   /** Only unfinished tasks whose deadline passed more than the grace before `overdue.now` (`?overdue=true`). */
   readonly overdue?: { readonly now: Date; readonly graceMs: number };
+  /** `?awaiting=true`: only running tasks stopped at a prompt with no input after it (`false`: the others). */
+  readonly awaiting?: boolean;
   readonly limit: number;
 }
 
@@ -105,10 +126,12 @@ export async function visibleTasks(pool: Pool, p: Principal, f: TaskFilter): Pro
   if (f.conversationId) where.push(`t.conversation_id = $${params.push(f.conversationId)}`);
   if (f.userId) where.push(`t.user_id = $${params.push(f.userId)}`);
   if (f.overdue) where.push(OVERDUE(`$${params.push(f.overdue.now)}`, `$${params.push(f.overdue.graceMs)}`));
+  if (f.awaiting !== undefined) where.push(f.awaiting ? AWAITING : `NOT COALESCE(${AWAITING}, false)`);
   return query<TaskRow>(
     pool,
-    `SELECT t.* FROM tasks t
+    `SELECT ${WITH_PROMPT} FROM tasks t
        JOIN conversation_members m ON m.conversation_id = t.conversation_id AND m.user_id = $2 AND m.tenant = t.tenant
+       ${JOIN_PROMPT}
       WHERE t.tenant = $1 ${where.map((w) => `AND ${w}`).join(' ')}
       ORDER BY t.created_at DESC, t.task_id
       LIMIT $3`,

@@ -28,8 +28,8 @@ const DEFAULT_OVERDUE_GRACE_MS = 60_000;
 export interface TasksApp {
   startCommand(p: Principal, conversationId: string, body: unknown, idempotencyKey?: string): Promise<{ taskId: string; commandId: string }>;
   list(p: Principal, conversationId: string): Promise<TaskView[]>;
-  /** The registry: every task the caller may see, filtered by `?status=&conversation=&limit=`. */
-  registry(p: Principal, q: { status?: unknown; conversation?: unknown; user?: unknown; overdue?: unknown; limit?: unknown }): Promise<TaskView[]>;
+  /** The registry: every task the caller may see, filtered by `?status=&conversation=&user=&overdue=&awaiting=&limit=`. */
+  registry(p: Principal, q: { status?: unknown; conversation?: unknown; user?: unknown; overdue?: unknown; awaiting?: unknown; limit?: unknown }): Promise<TaskView[]>;
   /** The overdue report: unfinished tasks past their deadline plus the grace that the caller may see, and how many. */
   overdue(p: Principal): Promise<OverdueReport>;
   get(p: Principal, taskId: string): Promise<TaskView>;

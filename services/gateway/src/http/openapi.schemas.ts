@@ -50,8 +50,12 @@ export const SCHEMAS: Record<string, unknown> = {
       finishedAt: nullable('string'),
       deadlineAt: nullable('string'),
       receipt: { oneOf: [ref('TaskReceipt'), { type: 'null' }], description: 'how the task ended; null until it is terminal' },
+      awaitingInput: {
+        oneOf: [obj({ prompt: str, offset: int, attempt: int, since: str }, ['prompt', 'offset', 'attempt', 'since']), { type: 'null' }],
+        description: 'set while the task runs stopped at a prompt with no input after it',
+      },
     },
-    ['taskId', 'commandId', 'conversationId', 'userId', 'command', 'status', 'background', 'attempt', 'epoch', 'exitCode', 'signal', 'resultState', 'outputBytes', 'createdAt', 'startedAt', 'finishedAt', 'deadlineAt', 'receipt'],
+    ['taskId', 'commandId', 'conversationId', 'userId', 'command', 'status', 'background', 'attempt', 'epoch', 'exitCode', 'signal', 'resultState', 'outputBytes', 'createdAt', 'startedAt', 'finishedAt', 'deadlineAt', 'receipt', 'awaitingInput'],
   ),
   TaskReceipt: obj(
     {

@@ -141,6 +141,7 @@ const PATHS: Record<string, Record<string, Op>> = {
         conversation: 'only this conversation',
         user: 'only tasks started by this user',
         overdue: '`true`: only unfinished tasks past their deadline plus OVERDUE_GRACE_MS',
+        awaiting: '`true`: only running tasks stopped at a prompt with no input after it (`awaitingInput` set); `false`: the others',
         limit: '1 to 1000 (default 200)',
       },
       ok: [200, 'TaskList'],

@@ -34,9 +34,10 @@ export class TasksController {
     @Query('conversation') conversation: unknown,
     @Query('user') user: unknown,
     @Query('overdue') overdue: unknown,
+    @Query('awaiting') awaiting: unknown,
     @Query('limit') limit: unknown,
   ) {
-    return this.tasks.registry(p, { status, conversation, user, overdue, limit });
+    return this.tasks.registry(p, { status, conversation, user, overdue, awaiting, limit });
   }
 
   /** Unfinished tasks past their deadline (plus OVERDUE_GRACE_MS) the caller may see, with their count (issue 10.3). Declared before `:taskId`. */

@@ -4,8 +4,7 @@ import { join } from 'node:path';
 import { status as grpcStatus } from '@grpc/grpc-js';
 import { RunnerRegistry, unary } from '@handplane/platform';
 import { CommandState, OutputStream, SignalKind, type ListRequest, type ListResponse, type LogRecord } from '@handplane/proto';
-import { testNats } from '@handplane/testing';
-import { ack, codeOf, exec, execRequest, readLog, sha256, startTestRunner, status, tempDataDir, waitExit, waitFor, type TestNats } from '../runner.spec-helper';
+import { ack, codeOf, exec, execRequest, readLog, sha256, status, useTestRunner, waitExit, waitFor } from '../runner.spec-helper';
 
 const seqBytes = Buffer.concat([Buffer.from(Array.from({ length: 100_000 }, (_, i) => `${i + 1}\n`).join('')), Buffer.from([0xff, 0xfe, 0x00, 0x62, 0x69, 0x6e])]);
 
@@ -16,20 +15,7 @@ async function openFds(path: string): Promise<number> {
 }
 
 describe('sandbox-runner: output, exit codes, reads (real gRPC, real NATS)', () => {
-  let env: TestNats;
-  let data: Awaited<ReturnType<typeof tempDataDir>>;
-  let t: Awaited<ReturnType<typeof startTestRunner>>;
-
-  beforeAll(async () => {
-    env = await testNats('runout');
-    data = await tempDataDir();
-    t = await startTestRunner(env, data.dir);
-  });
-  afterAll(async () => {
-    await t?.stop();
-    await env?.close();
-    await data?.remove();
-  });
+  const t = useTestRunner('runout');
 
   it('returns seq 1 100000 and binary bytes byte-exact, in chunks of at most 64 KiB at exact offsets', async () => {
     const req = execRequest(`seq 1 100000; printf '\\xff\\xfe\\x00bin'`);
@@ -56,7 +42,7 @@ describe('sandbox-runner: output, exit codes, reads (real gRPC, real NATS)', () 
     expect(atEnd.exit?.endOffset).toBe(seqBytes.length);
 
     expect((await codeOf(readLog(t.client, { commandId: req.commandId, fromOffset: seqBytes.length + 1 }))).code).toBe(grpcStatus.OUT_OF_RANGE);
-    const spooled = await readFile(join(data.dir, 'commands', req.commandId, 'output.bin'));
+    const spooled = await readFile(join(t.dataDir, 'commands', req.commandId, 'output.bin'));
     expect(spooled.equals(seqBytes)).toBe(true);
   });
 
@@ -99,12 +85,12 @@ describe('sandbox-runner: output, exit codes, reads (real gRPC, real NATS)', () 
   it('runs in the conversation workspace with a minimal environment plus the request env', async () => {
     const req = execRequest('mkdir -p sub && cd sub && echo "$FOO|$HOME|$PWD|${NATS_URL:-unset}|$LANG"', { conversationId: 'conv-env', env: { FOO: 'sekrit-value' } });
     await exec(t.client, req);
-    const ws = join(data.dir, 'workspaces', 'conv-env');
+    const ws = join(t.dataDir, 'workspaces', 'conv-env');
     expect((await waitExit(t.client, req.commandId)).bytes.toString()).toBe(`sekrit-value|${ws}|${ws}/sub|unset|C.UTF-8\n`);
     const inSub = execRequest('pwd', { conversationId: 'conv-env', cwd: 'sub' });
     await exec(t.client, inSub);
     expect((await waitExit(t.client, inSub.commandId)).bytes.toString()).toBe(`${ws}/sub\n`);
-    const meta = await readFile(join(data.dir, 'commands', req.commandId, 'meta.json'), 'utf8');
+    const meta = await readFile(join(t.dataDir, 'commands', req.commandId, 'meta.json'), 'utf8');
     expect(meta).not.toContain('sekrit-value');
   });
 
@@ -118,7 +104,7 @@ describe('sandbox-runner: output, exit codes, reads (real gRPC, real NATS)', () 
     await waitExit(t.client, req.commandId);
     const third = await exec(t.client, req);
     expect(third).toMatchObject({ created: false, status: { state: CommandState.COMMAND_STATE_EXITED } });
-    expect(await readFile(join(data.dir, 'workspaces', 'conv-idem', 'once.txt'), 'utf8')).toBe('once\n');
+    expect(await readFile(join(t.dataDir, 'workspaces', 'conv-idem', 'once.txt'), 'utf8')).toBe('once\n');
     const other = await codeOf(exec(t.client, { ...req, generation: { epoch: 1, attempt: 2 } }));
     expect(other.code).toBe(grpcStatus.FAILED_PRECONDITION);
   });
@@ -160,7 +146,7 @@ describe('sandbox-runner: output, exit codes, reads (real gRPC, real NATS)', () 
     expect((await ack(t.client, req.commandId, 2)).ackedOffset).toBe(4);
     expect((await codeOf(ack(t.client, req.commandId, 11))).code).toBe(grpcStatus.OUT_OF_RANGE);
     expect((await status(t.client, req.commandId)).ackedOffset).toBe(4);
-    const meta = JSON.parse(await readFile(join(data.dir, 'commands', req.commandId, 'meta.json'), 'utf8')) as { ackedOffset: number };
+    const meta = JSON.parse(await readFile(join(t.dataDir, 'commands', req.commandId, 'meta.json'), 'utf8')) as { ackedOffset: number };
     expect(meta.ackedOffset).toBe(4);
   });
 
@@ -207,7 +193,7 @@ describe('sandbox-runner: output, exit codes, reads (real gRPC, real NATS)', () 
   it('lets go of the spool files when a follower cancels', async () => {
     const req = execRequest('echo hi; sleep 30');
     await exec(t.client, req);
-    const output = join(data.dir, 'commands', req.commandId, 'output.bin');
+    const output = join(t.dataDir, 'commands', req.commandId, 'output.bin');
     // The spool writer of the running command holds one descriptor; the reader adds its own.
     const writerFds = await openFds(output);
     const call = t.client.readLog({ commandId: req.commandId, fromOffset: 0, follow: true, maxChunkBytes: 0 });
@@ -221,7 +207,7 @@ describe('sandbox-runner: output, exit codes, reads (real gRPC, real NATS)', () 
   });
 
   it('heart-beats into the registry bucket and is ready', async () => {
-    const registry = await RunnerRegistry.open(env.nats, env.topology.runnersBucket);
+    const registry = await RunnerRegistry.open(t.env.nats, t.env.topology.runnersBucket);
     const rec = await waitFor(() => registry.get(t.runner.runnerId), 10_000, 'runner record');
     expect(rec).toMatchObject({ runnerId: t.runner.runnerId, address: `127.0.0.1:${t.runner.grpcPort}`, capacity: 64, version: '0.1.0', bootId: t.runner.bootId });
     expect(Date.now() - new Date(rec.heartbeatAt).getTime()).toBeLessThan(60_000);

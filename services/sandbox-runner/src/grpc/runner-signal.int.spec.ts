@@ -2,24 +2,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { status as grpcStatus } from '@grpc/grpc-js';
 import { CommandState, SignalKind, SignalOutcome } from '@handplane/proto';
-import { testNats } from '@handplane/testing';
-import { codeOf, exec, execRequest, expectGroupGone, groupAlive, signal, startTestRunner, status, tempDataDir, waitExit, waitFor, type TestNats } from '../runner.spec-helper';
+import { codeOf, exec, execRequest, expectGroupGone, groupAlive, signal, status, useTestRunner, waitExit, waitFor } from '../runner.spec-helper';
 
 describe('sandbox-runner: signals and process groups (real processes)', () => {
-  let env: TestNats;
-  let data: Awaited<ReturnType<typeof tempDataDir>>;
-  let t: Awaited<ReturnType<typeof startTestRunner>>;
-
-  beforeAll(async () => {
-    env = await testNats('runsig');
-    data = await tempDataDir();
-    t = await startTestRunner(env, data.dir);
-  });
-  afterAll(async () => {
-    await t?.stop();
-    await env?.close();
-    await data?.remove();
-  });
+  const t = useTestRunner('runsig');
 
   /** Starts a command and waits until it printed `ready` (so traps are in place). */
   async function startReady(command: string, over = {}) {
@@ -32,7 +18,7 @@ describe('sandbox-runner: signals and process groups (real processes)', () => {
 
   const pids = new Map<string, number>();
   function pidOf(commandId: string): number {
-    const meta = JSON.parse(readFileSync(join(data.dir, 'commands', commandId, 'meta.json'), 'utf8')) as { pid: number };
+    const meta = JSON.parse(readFileSync(join(t.dataDir, 'commands', commandId, 'meta.json'), 'utf8')) as { pid: number };
     pids.set(commandId, meta.pid);
     return meta.pid;
   }

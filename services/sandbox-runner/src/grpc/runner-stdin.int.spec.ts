@@ -1,29 +1,15 @@
 import { status as grpcStatus } from '@grpc/grpc-js';
 import { unary } from '@handplane/platform';
 import { CommandState, type RunnerClient, type WriteStdinRequest, type WriteStdinResponse } from '@handplane/proto';
-import { testNats } from '@handplane/testing';
 import { STDIN_MAX_PENDING_BYTES, STDIN_MAX_WRITE_BYTES } from '../app/stdin';
-import { codeOf, exec, execRequest, readLog, sha256, signal, startTestRunner, status, tempDataDir, waitExit, waitFor, type TestNats } from '../runner.spec-helper';
+import { codeOf, exec, execRequest, readLog, sha256, signal, startTestRunner, status, tempDataDir, useTestRunner, waitExit, waitFor } from '../runner.spec-helper';
 
 const writeStdin = (c: RunnerClient, req: Partial<WriteStdinRequest> & { commandId: string }) =>
   unary<WriteStdinRequest, WriteStdinResponse>(c.writeStdin.bind(c), { taskId: '', generation: { epoch: 1, attempt: 1 }, data: Buffer.alloc(0), close: false, ...req });
 
 /** Issue 10 part 2: a running command's stdin is a pipe the runner writes to (fenced) and closes. */
 describe('sandbox-runner: WriteStdin (real processes)', () => {
-  let env: TestNats;
-  let data: Awaited<ReturnType<typeof tempDataDir>>;
-  let t: Awaited<ReturnType<typeof startTestRunner>>;
-
-  beforeAll(async () => {
-    env = await testNats('runstdin');
-    data = await tempDataDir();
-    t = await startTestRunner(env, data.dir);
-  });
-  afterAll(async () => {
-    await t?.stop();
-    await env?.close();
-    await data?.remove();
-  });
+  const t = useTestRunner('runstdin');
 
   async function startReady(command: string, over = {}) {
     const req = execRequest(command, over);
@@ -86,7 +72,7 @@ describe('sandbox-runner: WriteStdin (real processes)', () => {
 
   it('stdin survives a runner restart: no end-of-file meanwhile, the next runner writes on, counts on, and closes it', async () => {
     const own = await tempDataDir();
-    const a = await startTestRunner(env, own.dir, { RUNNER_ON_SHUTDOWN: 'detach' });
+    const a = await startTestRunner(t.env, own.dir, { RUNNER_ON_SHUTDOWN: 'detach' });
     // Echoes each line it reads; says so when it reads end-of-file.
     const req = execRequest(`echo ready; while IFS= read -r line; do echo "got <$line>"; done; echo "eof after $SECONDS s"`);
     let b: Awaited<ReturnType<typeof startTestRunner>> | undefined;
@@ -98,7 +84,7 @@ describe('sandbox-runner: WriteStdin (real processes)', () => {
       await a.stop();
       // No runner holds the FIFO now: the command must not read end-of-file.
       await new Promise((r) => setTimeout(r, 500));
-      b = await startTestRunner(env, own.dir);
+      b = await startTestRunner(t.env, own.dir);
       const client = b.client;
       expect((await status(client, req.commandId)).state).toBe(CommandState.COMMAND_STATE_RUNNING);
       expect((await readLog(client, { commandId: req.commandId })).bytes.toString()).not.toContain('eof');
@@ -116,7 +102,7 @@ describe('sandbox-runner: WriteStdin (real processes)', () => {
 
   it('a stdin closed before a restart stays closed after it: the command has read end-of-file, writes are refused', async () => {
     const own = await tempDataDir();
-    const a = await startTestRunner(env, own.dir, { RUNNER_ON_SHUTDOWN: 'detach' });
+    const a = await startTestRunner(t.env, own.dir, { RUNNER_ON_SHUTDOWN: 'detach' });
     const req = execRequest(`echo ready; cat >/dev/null; echo eof; sleep 30`);
     let b: Awaited<ReturnType<typeof startTestRunner>> | undefined;
     try {
@@ -125,7 +111,7 @@ describe('sandbox-runner: WriteStdin (real processes)', () => {
       await writeStdin(a.client, { commandId: req.commandId, data: Buffer.from('x'), close: true });
       await waitFor(async () => (await readLog(a.client, { commandId: req.commandId })).bytes.toString().includes('eof'), 10_000, 'end-of-file read');
       await a.stop();
-      b = await startTestRunner(env, own.dir);
+      b = await startTestRunner(t.env, own.dir);
       const e = await codeOf(writeStdin(b.client, { commandId: req.commandId, data: Buffer.from('late\n') }));
       expect(e.code).toBe(grpcStatus.FAILED_PRECONDITION);
       expect(e.details).toMatch(/stdin is closed: closed on request/);

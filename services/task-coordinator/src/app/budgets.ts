@@ -2,6 +2,7 @@ import { Forbidden, IllegalState, Conflict } from '@handplane/kernel';
 import type { Pool } from 'pg';
 import type { CoordinatorDeps } from './deps';
 import { stopAndSignal } from './stop-task';
+import { inTaskTrace } from './task-trace';
 
 /** Who the budget sweep's stops are attributed to. */
 export const BUDGET_ACTOR = 'system:budgets';
@@ -123,10 +124,10 @@ export async function enforceBudgets(d: SweepDeps): Promise<string[]> {
   for (const kind of ['conversation', 'tenant'] as const) {
     for (const { scope, detail } of await overdrawn(d, kind)) {
       const col = kind === 'conversation' ? 'conversation_id' : 'tenant';
-      const running = await d.pool.query<{ task_id: string; attempt: number }>(`SELECT task_id, attempt FROM tasks WHERE ${col} = $1 AND status = 'running'`, [scope]);
+      const running = await d.pool.query<{ task_id: string; attempt: number; traceparent: string | null }>(`SELECT task_id, attempt, traceparent FROM tasks WHERE ${col} = $1 AND status = 'running'`, [scope]);
       for (const t of running.rows) {
         try {
-          await stopAndSignal(d, t.task_id, { reason: 'policy', requestedBy: BUDGET_ACTOR, attempt: t.attempt, detail });
+          await inTaskTrace('budget stop', t.task_id, t.traceparent, () => stopAndSignal(d, t.task_id, { reason: 'policy', requestedBy: BUDGET_ACTOR, attempt: t.attempt, detail }));
           stopped.push(t.task_id);
           d.logger.info({ taskId: t.task_id, detail }, 'over budget: stopping the task');
         } catch (e) {

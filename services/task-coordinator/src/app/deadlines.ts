@@ -1,6 +1,7 @@
 import { Conflict, IllegalState } from '@handplane/kernel';
 import { SYSTEM_ACTOR, type CoordinatorDeps } from './deps';
 import { stopAndSignal } from './stop-task';
+import { inTaskTrace } from './task-trace';
 
 type Deps = Pick<CoordinatorDeps, 'pool' | 'tasks' | 'registry' | 'runners' | 'clock' | 'logger' | 'settings'>;
 
@@ -32,25 +33,25 @@ export class DeadlineWatch {
   /** Stops the running tasks whose deadline passed; answers their ids. */
   async sweep(): Promise<string[]> {
     const { d } = this;
-    const rows = await d.pool.query<{ task_id: string; attempt: number; started_at: Date; timeout_ms: string }>(
-      `SELECT task_id, attempt, started_at, timeout_ms FROM tasks WHERE status = 'running' AND started_at IS NOT NULL AND timeout_ms > 0`,
+    const rows = await d.pool.query<{ task_id: string; attempt: number; started_at: Date; timeout_ms: string; traceparent: string | null }>(
+      `SELECT task_id, attempt, started_at, timeout_ms, traceparent FROM tasks WHERE status = 'running' AND started_at IS NOT NULL AND timeout_ms > 0`,
     );
     const mono = d.clock.monotonicMs();
     const wall = d.clock.now().getTime();
     const current = new Set<string>();
-    const overdue: { taskId: string; attempt: number }[] = [];
+    const overdue: { taskId: string; attempt: number; traceparent: string | null }[] = [];
     for (const r of rows.rows) {
       const key = `${r.task_id}:${r.attempt}`;
       current.add(key);
       let o = this.seen.get(key);
       if (!o) this.seen.set(key, (o = { mono, elapsedMs: Math.max(0, wall - r.started_at.getTime()) }));
-      if (o.elapsedMs + (mono - o.mono) >= Number(r.timeout_ms)) overdue.push({ taskId: r.task_id, attempt: r.attempt });
+      if (o.elapsedMs + (mono - o.mono) >= Number(r.timeout_ms)) overdue.push({ taskId: r.task_id, attempt: r.attempt, traceparent: r.traceparent });
     }
     for (const key of this.seen.keys()) if (!current.has(key)) this.seen.delete(key);
     const stopped: string[] = [];
     for (const t of overdue) {
       try {
-        await stopAndSignal(d, t.taskId, { reason: 'deadline', requestedBy: SYSTEM_ACTOR, attempt: t.attempt });
+        await inTaskTrace('deadline stop', t.taskId, t.traceparent, () => stopAndSignal(d, t.taskId, { reason: 'deadline', requestedBy: SYSTEM_ACTOR, attempt: t.attempt }));
         stopped.push(t.taskId);
         d.logger.info({ taskId: t.taskId, attempt: t.attempt }, 'deadline passed: stopping the task');
       } catch (e) {

@@ -1,5 +1,6 @@
 import { isDomainError } from '@handplane/kernel';
 import { SYSTEM_ACTOR, type CoordinatorDeps } from './deps';
+import { inTaskTrace } from './task-trace';
 
 type Deps = Pick<CoordinatorDeps, 'pool' | 'tasks' | 'clock' | 'logger'>;
 
@@ -11,14 +12,16 @@ type Deps = Pick<CoordinatorDeps, 'pool' | 'tasks' | 'clock' | 'logger'>;
  */
 export async function backgroundDueTasks(d: Deps, limit = 100): Promise<number> {
   const now = d.clock.now();
-  const due = await d.pool.query<{ task_id: string; attempt: number }>(
-    `SELECT task_id, attempt FROM tasks WHERE status = 'running' AND NOT background AND foreground_until <= $1 ORDER BY foreground_until LIMIT $2`,
+  const due = await d.pool.query<{ task_id: string; attempt: number; traceparent: string | null }>(
+    `SELECT task_id, attempt, traceparent FROM tasks WHERE status = 'running' AND NOT background AND foreground_until <= $1 ORDER BY foreground_until LIMIT $2`,
     [now, limit],
   );
   let moved = 0;
-  for (const { task_id: taskId, attempt } of due.rows) {
+  for (const { task_id: taskId, attempt, traceparent } of due.rows) {
     try {
-      const r = await d.tasks.execute(taskId, { type: 'BackgroundTask', data: {}, metadata: { at: now.toISOString(), actor: SYSTEM_ACTOR } }, `backgrounded:${taskId}:${attempt}`);
+      const r = await inTaskTrace('foreground cutover', taskId, traceparent, () =>
+        d.tasks.execute(taskId, { type: 'BackgroundTask', data: {}, metadata: { at: now.toISOString(), actor: SYSTEM_ACTOR } }, `backgrounded:${taskId}:${attempt}`),
+      );
       moved += r.events.length > 0 ? 1 : 0;
     } catch (e) {
       // The projection lags the log: the task may have finished since. Only real trouble is worth a line.

@@ -8,9 +8,11 @@ import type { PoolClient } from 'pg';
 export const TASKS_PROJECTION = 'tasks';
 
 const MS = `interval '1 millisecond'`;
+/** A W3C traceparent (version 00), as kept in `tasks.traceparent`; anything else is not kept. */
+const TRACEPARENT = /^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
 
 // Every update is guarded by `last_seq < seq`, so applying one message twice changes nothing.
-async function applyTask(c: PoolClient, seq: number, e: TaskEvent): Promise<void> {
+async function applyTask(c: PoolClient, seq: number, e: TaskEvent, traceparent: string | null): Promise<void> {
   const set = (assignments: string, params: unknown[]) =>
     c.query(`UPDATE tasks SET ${assignments}, last_seq = $2 WHERE task_id = $1 AND last_seq < $2`, [e.data.taskId, seq, ...params]);
   switch (e.type) {
@@ -18,10 +20,10 @@ async function applyTask(c: PoolClient, seq: number, e: TaskEvent): Promise<void
       const d = e.data;
       await c.query(
         `INSERT INTO tasks (task_id, command_id, conversation_id, tenant, user_id, origin, run_id, command, cwd, status, background, attempt, epoch,
-                            created_at, foreground_window_ms, timeout_ms, last_seq)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'starting', false, $10, $11, $12, $13, $14, $15)
+                            created_at, foreground_window_ms, timeout_ms, last_seq, traceparent)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'starting', false, $10, $11, $12, $13, $14, $15, $16)
          ON CONFLICT (task_id) DO NOTHING`,
-        [d.taskId, d.commandId, d.conversationId, d.tenant, d.userId, d.origin, d.runId ?? null, d.command, d.cwd, d.attempt, d.epoch, d.registeredAt, d.foregroundWindowMs, d.timeoutMs, seq],
+        [d.taskId, d.commandId, d.conversationId, d.tenant, d.userId, d.origin, d.runId ?? null, d.command, d.cwd, d.attempt, d.epoch, d.registeredAt, d.foregroundWindowMs, d.timeoutMs, seq, traceparent],
       );
       return;
     }
@@ -101,7 +103,7 @@ export function tasksProjection(t: Topology): Projection {
     stream: t.streams.TASKS,
     tables: ['tasks'],
     async apply(c, m) {
-      if (m.subject.startsWith(taskPrefix)) await applyTask(c, m.seq, decodeTaskEvent(m.data));
+      if (m.subject.startsWith(taskPrefix)) await applyTask(c, m.seq, decodeTaskEvent(m.data), TRACEPARENT.exec(m.header?.('traceparent') ?? '')?.[0] ?? null);
       else if (m.subject.startsWith(cmdPrefix)) await applyCommand(c, m.seq, decodeSandboxCommandEvent(m.data));
     },
   };

@@ -7,6 +7,7 @@ import type { Projection } from '@handplane/platform';
 export const RUNS_PROJECTION = 'runs';
 export const TODOS_PROJECTION = 'todos';
 export const QUEUES_PROJECTION = 'queues';
+export const TASK_PROMPTS_PROJECTION = 'task-prompts';
 
 type Apply = (c: PoolClient, conversationId: string, seq: number, e: ConversationEvent) => Promise<void>;
 
@@ -115,6 +116,28 @@ export function queuesProjection(t: Topology): Projection {
       }
       default:
         return;
+    }
+  });
+}
+
+/**
+ * `task_prompts`: the last prompt each task stopped at (`task.awaiting_input`, from the ingestor's
+ * prompt watch) and the first input after it (`task.stdin` of the same attempt). A later prompt
+ * replaces the row. The registry shows a running task as awaiting input while its attempt's prompt
+ * has no input after it.
+ */
+export function taskPromptsProjection(t: Topology): Projection {
+  return convProjection(t, TASK_PROMPTS_PROJECTION, ['task_prompts'], ['task.awaiting_input', 'task.stdin'], async (c, _conversationId, seq, e) => {
+    if (e.type === 'task.awaiting_input') {
+      await c.query(
+        `INSERT INTO task_prompts (task_id, command_id, attempt, prompt, "offset", asked_at, asked_seq) VALUES ($1, $2, $3, $4, $5, $6, $7)
+         ON CONFLICT (task_id) DO UPDATE SET command_id = EXCLUDED.command_id, attempt = EXCLUDED.attempt, prompt = EXCLUDED.prompt,
+           "offset" = EXCLUDED."offset", asked_at = EXCLUDED.asked_at, asked_seq = EXCLUDED.asked_seq, answered_seq = NULL
+         WHERE task_prompts.asked_seq < EXCLUDED.asked_seq`,
+        [e.data.taskId, e.data.commandId, e.data.attempt, e.data.prompt, e.data.offset, e.metadata.at, seq],
+      );
+    } else if (e.type === 'task.stdin') {
+      await c.query(`UPDATE task_prompts SET answered_seq = $3 WHERE task_id = $1 AND attempt = $2 AND asked_seq < $3 AND answered_seq IS NULL`, [e.data.taskId, e.data.attempt, seq]);
     }
   });
 }
