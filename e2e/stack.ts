@@ -1,25 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import { topology } from '@handplane/contracts';
 import { connectNats, deleteStreams } from '@handplane/platform';
-import { freshDatabase, NATS_URL, uniquePrefix, waitFor } from '@handplane/testing';
+import { freePort, freshDatabase, NATS_URL, uniquePrefix, waitFor } from '@handplane/testing';
 
 const ROOT = join(__dirname, '..');
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** The whole system, started with `scripts/up.mjs` as a user starts it, isolated by prefix and database. */
 export interface Stack {

@@ -1,23 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { waitFor } from '@handplane/testing';
+import { freePort, waitFor } from '@handplane/testing';
 import { createLogger } from '../logger';
 import { connectNats, type Nats } from './connect';
 import { runDurableConsumer, type RunningConsumer } from './durable-consumer';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * A nats-server of this test's own (the machine's shared one is never restarted): the consumer must

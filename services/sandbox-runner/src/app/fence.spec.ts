@@ -1,5 +1,5 @@
 import { decideSignal } from './fence';
-import { generateSchedule, simulate } from './fence-model';
+import { generateSchedule, simulate } from './fence-model.spec-helper';
 
 const running = { taskId: 't1', generation: { epoch: 2, attempt: 3 }, ended: false };
 

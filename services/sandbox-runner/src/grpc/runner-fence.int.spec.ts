@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { status as grpcStatus } from '@grpc/grpc-js';
 import { SignalKind, SignalOutcome } from '@handplane/proto';
 import { testNats } from '@handplane/testing';
-import { generateSchedule, simulate, type Action, type Answer } from '../app/fence-model';
+import { generateSchedule, simulate, type Action, type Answer } from '../app/fence-model.spec-helper';
 import { codeOf, exec, execRequest, signal, startTestRunner, tempDataDir, waitExit, waitFor, type TestNats } from '../runner.spec-helper';
 
 const INTERLEAVINGS = 200;
@@ -14,7 +14,7 @@ const CONV = 'conv-fence';
 type TestRunner = Awaited<ReturnType<typeof startTestRunner>>;
 
 /**
- * Issue point 3 against real processes: the traces of the pure model (fence-model.ts) replayed on
+ * Issue point 3 against real processes: the traces of the pure model (fence-model.spec-helper.ts) replayed on
  * the real runner, 25 interleavings at a time, with a real runner restart in each batch. Every
  * answer must be the model's, and every command must end the way the model says: a stop that
  * reached the wrong generation would show up as a command ended by 'stopped' that the model let

@@ -1,3 +1,4 @@
+import { seededRandom } from '@handplane/testing';
 import { decideSignal } from './fence';
 import type { Generation } from './types';
 
@@ -40,17 +41,8 @@ export interface Outcome {
 /** Which process a delivery reaches: the runner's rule (fence + identity), or a naive one for contrast. */
 export type DeliveryPolicy = 'fenced' | 'pid-only';
 
-/** mulberry32: a small seeded PRNG (the model must be reproducible from its seed). */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The seeded PRNG of @handplane/testing (mulberry32): the model must be reproducible from its seed. */
+export const prng = seededRandom;
 
 const WEIGHTS: readonly [Op['type'], number][] = [
   ['exit', 2],
