@@ -183,6 +183,23 @@ describe('gateway read models (real NATS + Postgres)', () => {
       expect(r.json).toEqual(all);
       expect((await get(`/v1/conversations/${conv}/queue?pending=false`)).json).toEqual(all);
       expect((await get(`/v1/conversations/${conv}/queue?pending=true`)).json).toEqual(all.slice(3));
+      expect(r.headers.get('x-next-after')).toBeNull();
+    });
+
+    it('pages by sequence: X-Next-After while more follow, the next page from there, pending pages too', async () => {
+      const all = [item('m1', 'message', 'm1', 1, 'r1'), item('q1', 'answer', 'q1', 5, 'r2'), item('t1', 'task_event', 't1:1', 8, 'r3'), item('m2', 'message', 'm2', 11, null), item('ap1', 'approval', 'ap1', 12, null)];
+      const first = await get(`/v1/conversations/${conv}/queue?limit=2`);
+      expect(first.json).toEqual(all.slice(0, 2));
+      expect(first.headers.get('x-next-after')).toBe(String(all[1]!.seq));
+      const second = await get(`/v1/conversations/${conv}/queue?limit=2&after=${first.headers.get('x-next-after')}`);
+      expect(second.json).toEqual(all.slice(2, 4));
+      const third = await get(`/v1/conversations/${conv}/queue?limit=2&after=${second.headers.get('x-next-after')}`);
+      expect(third.json).toEqual(all.slice(4));
+      expect(third.headers.get('x-next-after')).toBeNull();
+      const pending = await get(`/v1/conversations/${conv}/queue?pending=true&limit=1`);
+      expect(pending.json).toEqual(all.slice(3, 4));
+      expect((await get(`/v1/conversations/${conv}/queue?pending=true&limit=1&after=${pending.headers.get('x-next-after')}`)).json).toEqual(all.slice(4));
+      for (const q of ['limit=0', 'limit=1001', 'after=-1', 'after=x']) expectError(await get(`/v1/conversations/${conv}/queue?${q}`), 422, 'validation');
     });
 
     it('refuses any other pending value with 422', async () => {

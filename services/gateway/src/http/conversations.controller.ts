@@ -102,9 +102,10 @@ export class ConversationsController {
     return this.readModels.todos(p, id);
   }
 
-  /** What was queued for the agent and the run each item started; `pending=true` keeps the unstarted ones. */
+  /** What was queued for the agent and the run each item started; `pending=true` keeps the unstarted ones. Paged by `seq`. */
   @Get(':id/queue')
-  queue(@Caller() p: Principal, @Param('id') id: string, @Query('pending') pending: unknown) {
-    return this.readModels.queue(p, id, { pending });
+  async queue(@Caller() p: Principal, @Param('id') id: string, @Query('pending') pending: unknown, @Query('after') after: unknown, @Query('limit') limit: unknown, @Res({ passthrough: true }) res: Response) {
+    const r = await this.readModels.queue(p, id, { pending, after, limit });
+    return page(res, r.rows, r.nextAfter);
   }
 }

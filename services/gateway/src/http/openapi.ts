@@ -124,10 +124,10 @@ const PATHS: Record<string, Record<string, Op>> = {
   '/v1/conversations/{id}/queue': {
     get: {
       summary: 'What was queued for the agent (read model `conversation_queue`) and the run each item started, by CONV sequence',
-      description: 'Items consumed without a run of their own (steering messages, results read early) never show a run here.',
+      description: 'Items consumed without a run of their own (steering messages, results read early) never show a run here. Pages: `X-Next-After` (a CONV sequence) is set when more follow; pass it as `after`.',
       tags: ['conversations'],
       params: ['id'],
-      query: { pending: '`true`: only items no run has started yet; `false` (default): all' },
+      query: { pending: '`true`: only items no run has started yet; `false` (default): all', after: 'start after this CONV sequence', limit: '1 to 1000 (default 500)' },
       ok: [200, 'QueueList'],
       errors: [404, 422, 503],
     },

@@ -18,7 +18,7 @@ export interface Page<T> {
 export interface ReadModelsApp {
   runs(p: Principal, conversationId: string, q: { after?: unknown; limit?: unknown }): Promise<Page<RunView>>;
   todos(p: Principal, conversationId: string): Promise<TodoView[]>;
-  queue(p: Principal, conversationId: string, q: { pending?: unknown }): Promise<QueueEntryView[]>;
+  queue(p: Principal, conversationId: string, q: { pending?: unknown; after?: unknown; limit?: unknown }): Promise<Page<QueueEntryView>>;
   commands(p: Principal, taskId: string): Promise<CommandView[]>;
   logIndex(p: Principal, taskId: string, commandId: string, q: { after?: unknown; limit?: unknown }): Promise<Page<LogIndexEntryView>>;
 }
@@ -39,7 +39,7 @@ const pageSchema = (max: number) =>
   });
 const runsQuery = pageSchema(1000);
 const logIndexQuery = pageSchema(5000);
-const queueQuery = z.object({ pending: optional(z.enum(['true', 'false'], { message: 'pending must be true or false' })) });
+const queueQuery = pageSchema(1000).extend({ pending: optional(z.enum(['true', 'false'], { message: 'pending must be true or false' })) });
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 const num = (v: string | number | null) => (v === null ? null : Number(v));
@@ -115,14 +115,15 @@ export function readModelsApp(r: GatewayResources): ReadModelsApp {
 
     async queue(p, conversationId, q) {
       await requireConversation(r.pool, p, conversationId);
-      const pending = parseInput(queueQuery, q, 'query').pending === 'true';
+      const parsed = parseInput(queueQuery, q, 'query');
+      const { after = 0, limit = 500 } = parsed;
       const rows = await query<{ seq: string; kind: string; item_id: string; user_id: string; queued_at: Date; started_run_id: string | null; started_seq: string | null }>(
         r.pool,
         `SELECT seq, kind, item_id, user_id, queued_at, started_run_id, started_seq FROM conversation_queue
-          WHERE conversation_id = $1 AND (NOT $2::boolean OR started_run_id IS NULL) ORDER BY seq`,
-        [conversationId, pending],
+          WHERE conversation_id = $1 AND (NOT $2::boolean OR started_run_id IS NULL) AND seq > $3 ORDER BY seq LIMIT $4`,
+        [conversationId, parsed.pending === 'true', after, limit + 1],
       );
-      return rows.map((x) => ({
+      const view = (x: (typeof rows)[number]): QueueEntryView => ({
         seq: Number(x.seq),
         kind: x.kind,
         itemId: x.item_id,
@@ -130,7 +131,8 @@ export function readModelsApp(r: GatewayResources): ReadModelsApp {
         queuedAt: x.queued_at.toISOString(),
         startedRunId: x.started_run_id,
         startedSeq: num(x.started_seq),
-      }));
+      });
+      return pageOf(rows, limit, view, (x) => Number(x.seq));
     },
 
     async commands(p, taskId) {
