@@ -100,7 +100,16 @@ export function walkingSkeleton(title: string, opts: { replicas: number; more?: 
       expect(r.status).toBe(201);
       const { taskId } = r.json;
       await waitFor(() => sse.events.some((e) => e.event === 'task.backgrounded' && e.data.taskId === taskId), 15_000, 'task.backgrounded');
-      const during = await alice.call('GET', `/v1/tasks/${taskId}`);
+      // The read model behind GET follows the log a moment after the event that reached SSE.
+      const during = await waitFor(
+        async () => {
+          const t = await alice.call('GET', `/v1/tasks/${taskId}`);
+          return t.json.background ? t : undefined;
+        },
+        10_000,
+        'the task read model to show it backgrounded',
+        50,
+      );
       expect(during.json).toMatchObject({ status: 'running', background: true });
       const task = await finishedTask(taskId);
       expect(task).toMatchObject({ status: 'succeeded', background: true, exitCode: 0, resultState: 'readable' });

@@ -104,10 +104,11 @@ describe('stop, stop-all and deadlines (real NATS and Postgres, gRPC runner doub
     expect(ended[0]!.data).toMatchObject({ epoch: 3, nextEpoch: 4, by: 'alice' });
     expect(ended[0]!.data.stoppedTasks).toEqual(expect.arrayContaining([{ taskId: a.taskId, attempt: 1 }, { taskId: b.taskId, attempt: 1 }]));
 
+    // stop-all answers once the epoch's end is recorded; the stops go on in the background.
     for (const t of [a, b]) {
+      await h.waitForTaskEvent(t.taskId, 'TaskStopSignalled');
       const req = ofType(await h.taskEvents(t.taskId), 'TaskStopRequested');
       expect(req.map((e) => e.data.reason)).toEqual(['stop_all']);
-      await h.waitForTaskEvent(t.taskId, 'TaskStopSignalled');
       expect(runner.signalsOf(t.commandId)[0]!.generation).toEqual({ epoch: 3, attempt: 1 });
     }
     expect(ofType(await h.taskEvents(other.taskId), 'TaskStopRequested')).toHaveLength(0);
