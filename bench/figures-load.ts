@@ -110,7 +110,7 @@ export async function concurrentBackground(s: BenchStack, n: number): Promise<Ro
         ours: value(stopAllMs / 1000, 's'),
         baselineLabel: `SIGTERM of ${n} plain children → all exited`,
         baseline: value(plain.killAllMs / 1000, 's'),
-        note: `stop-all answered ${stopAllAnswer}; the coordinator signals the tasks 4 at a time (each fenced by its generation at the runner) before it answers.`,
+        note: `stop-all answered ${stopAllAnswer} once the epoch's end was recorded; the coordinator then signals the tasks in the background, 4 at a time, each fenced by its generation at the runner, and each ends cancelled once its exit is proven.`,
       },
     ];
   } finally {
