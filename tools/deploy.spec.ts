@@ -18,7 +18,7 @@ const SCENARIOS: Record<string, Record<string, unknown>> = {
   external: EXTERNAL,
   clustered: CLUSTERED,
   restricted: { runner: { containment: 'restricted' }, networkPolicy: { runnerEgress: { enabled: false } } },
-  fixedReplicas: { serviceDefaults: { autoscaling: { enabled: false }, pdb: null }, jwt: { existingSecret: 'my-jwt', jwksUrl: 'https://idp.example/jwks.json' }, admin: { existingSecret: 'my-admin' } },
+  fixedReplicas: { serviceDefaults: { autoscaling: { enabled: false }, pdb: null }, jwt: { existingSecret: 'my-jwt', jwksUrl: 'https://idp.example/jwks.json' }, admin: { existingSecret: 'my-admin' }, metrics: { existingSecret: 'my-metrics' } },
   existingTls: { ...EXISTING_TLS, postgres: { mode: 'external', external: { url: 'postgres://u:p@db.example:5432/handplane' } } },
 };
 const renders: Record<string, Manifest[]> = {};
@@ -117,7 +117,7 @@ describe('helm chart helm/handplane', () => {
   });
 
   it('refers only to Secrets it renders or that the values name', () => {
-    const given: Record<string, string[]> = { external: ['my-nats', 'my-db'], fixedReplicas: ['my-jwt', 'my-admin'], existingTls: ['runner-server', 'runner-client'] };
+    const given: Record<string, string[]> = { external: ['my-nats', 'my-db'], fixedReplicas: ['my-jwt', 'my-admin', 'my-metrics'], existingTls: ['runner-server', 'runner-client'] };
     for (const [scenario, ms] of Object.entries(renders)) {
       const rendered = ofKind(ms, 'Secret').map((m) => m.metadata.name);
       const missing = [...referencedSecrets(ms)].filter((n) => !rendered.includes(n) && !(given[scenario] ?? []).includes(n));
@@ -132,6 +132,8 @@ describe('helm chart helm/handplane', () => {
       const expected = s === 'gateway' || s === 'task-coordinator' ? '<from Secret my-admin:ADMIN_TOKEN>' : undefined;
       expect({ s, token: envOf(mainContainer(renders.fixedReplicas!, s)).ADMIN_TOKEN }).toEqual({ s, token: expected });
       expect({ s, token: envOf(mainContainer(renders.default!, s)).ADMIN_TOKEN }).toEqual({ s, token: undefined });
+      // The metrics bearer: the gateway's /metrics only (the others serve theirs on internal ports).
+      expect({ s, metrics: envOf(mainContainer(renders.fixedReplicas!, s)).METRICS_TOKEN }).toEqual({ s, metrics: s === 'gateway' ? '<from Secret my-metrics:METRICS_TOKEN>' : undefined });
     }
   });
 

@@ -30,6 +30,7 @@ const DEPLOYMENT_ONLY = new Set([
   'OTEL_EXPORTER_OTLP_ENDPOINT', // tracing (libs/platform telemetry/tracing.ts reads these)
   'OTEL_TRACES_EXPORTER',
   'OTEL_SERVICE_NAME',
+  'METRICS_TOKEN', // the gateway's /metrics bearer (services/gateway/src/service.ts reads process.env)
 ]);
 
 /** Environment names a service reads: a misspelt name would silently fall back to a default. */

@@ -105,6 +105,10 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
 {{- if has .component (list "task-coordinator" "log-ingestor") }}
 {{- include "handplane.runnerTlsEnv" (dict "dir" "/etc/handplane/runner-tls") }}
 {{- end }}
+{{- if and $root.Values.metrics.existingSecret (eq .component "gateway") }}
+- name: METRICS_TOKEN
+  valueFrom: { secretKeyRef: { name: {{ $root.Values.metrics.existingSecret | quote }}, key: METRICS_TOKEN } }
+{{- end }}
 {{- if and $root.Values.admin.existingSecret (has .component (list "gateway" "task-coordinator")) }}
 - name: ADMIN_TOKEN
   valueFrom: { secretKeyRef: { name: {{ $root.Values.admin.existingSecret | quote }}, key: ADMIN_TOKEN } }
