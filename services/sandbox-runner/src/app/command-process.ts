@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { constants, openSync } from 'node:fs';
+import { closeSync, constants, openSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { Socket } from 'node:net';
 import { constants as os } from 'node:os';
 import { promisify } from 'node:util';
@@ -16,6 +17,9 @@ import type { SpoolBudget } from './spool-budget';
 import type { SpoolWriter } from './spool-writer';
 import { CommandStdin } from './stdin';
 import type { ExitInfo } from './types';
+
+/** How long a detaching runner waits for the command to take the stdin bytes it accepted. */
+const STDIN_FLUSH_ON_DETACH_MS = 2000;
 
 /** Makes the stdin FIFO (Node has no mkfifo): owner only. */
 const makeFifo = (path: string) => promisify(execFile)('mkfifo', ['-m', '600', path]);
@@ -91,7 +95,7 @@ export class CommandProcess {
       },
     );
     try {
-      const { child, record, warnings } = await launchSandbox(host, {
+      const { child, record, warnings, stdin } = await launchSandbox(host, {
         command: meta.command,
         cwd: input.cwd,
         env: input.env,
@@ -103,8 +107,11 @@ export class CommandProcess {
       });
       for (const warning of warnings) logger.warn({ commandId: meta.commandId, warning }, 'sandbox init warning');
       this.sandbox = new Sandbox(record);
-      this.stdin = fifo ? this.openStdin(0) : new CommandStdin(child.stdin);
-      meta.stdin = { fifo, closed: false, bytes: 0 };
+      this.stdin = stdin === 'fifo' ? this.openStdin(spool.stdinPath, 0) : new CommandStdin(child.stdin);
+      meta.stdin = { fifo: stdin === 'fifo', closed: false, bytes: 0 };
+      // The FIFO's name goes: no other sandbox can find it in the spool and write to it or read from
+      // it. A restarted runner reaches it through the init's fd 0 (`adoptStdin`).
+      if (fifo) await rm(spool.stdinPath, { force: true }).catch(() => undefined);
       Object.assign(meta, { pid: record.launcherPid, processIdentity: identityOfSync(record.launcherPid), sandbox: record });
       await spool.writeMeta(meta);
       await this.follow({ stdout: 0, stderr: 0 });
@@ -144,18 +151,26 @@ export class CommandProcess {
   }
 
   /**
-   * Opens this runner's end of the stdin FIFO (never blocking: without a reader, the command and its
-   * init are gone, and stdin counts as closed) and counts on from `bytes` already written.
+   * Opens this runner's end of the stdin FIFO at `path` (never blocking: without a reader, the
+   * command and its init are gone, and stdin counts as closed) and counts on from `bytes` already
+   * written.
    */
-  private openStdin(bytes: number): CommandStdin {
+  private openStdin(path: string, bytes: number): CommandStdin {
     const { spool, meta } = this.cmd;
     let fd: number;
     try {
-      fd = openSync(spool.stdinPath, constants.O_WRONLY | constants.O_NONBLOCK);
+      fd = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK);
     } catch (err) {
       return CommandStdin.closed(`the command no longer reads its stdin (${(err as NodeJS.ErrnoException).code ?? String(err)})`, bytes);
     }
-    const stream = new Socket({ fd, readable: false, writable: true });
+    let stream: Socket;
+    try {
+      stream = new Socket({ fd, readable: false, writable: true });
+    } catch (err) {
+      closeSync(fd);
+      this.opts.logger.error({ err, commandId: meta.commandId }, 'cannot write to the stdin FIFO');
+      return CommandStdin.closed('the runner could not open the stdin FIFO', bytes);
+    }
     return new CommandStdin(stream, undefined, {
       persist: async (state) => {
         meta.stdin = { fifo: true, ...state };
@@ -175,7 +190,11 @@ export class CommandProcess {
       this.sandbox?.releaseStdin();
       return CommandStdin.closed('closed on request', s.bytes);
     }
-    return this.openStdin(s.bytes);
+    // The FIFO has no name any more: the init's fd 0 is its read end, and opening that for writing
+    // reaches the same FIFO (the identity of the init was checked before the adoption).
+    const initPid = this.cmd.meta.sandbox?.initPid;
+    if (!initPid || !this.sandbox?.initAlive()) return CommandStdin.closed('the command has ended', s.bytes);
+    return this.openStdin(`/proc/${initPid}/fd/0`, s.bytes);
   }
 
   /** Backpressure from the spool writer. */
@@ -227,7 +246,9 @@ export class CommandProcess {
     if (this.finalizing) return this.finalizing;
     this.detaching ??= (async () => {
       this.clearTimers();
-      this.stdin.destroy('the runner detached from the command');
+      // Bytes already accepted are flushed into the FIFO, so the next runner's command still reads them.
+      const lost = await this.stdin.detach(STDIN_FLUSH_ON_DETACH_MS);
+      if (lost > 0) this.opts.logger.warn({ commandId: this.cmd.id, bytes: lost }, 'stdin bytes the command did not read in time were lost with this runner');
       await this.tail?.close();
       await this.writer.close();
       this.resolveDone();

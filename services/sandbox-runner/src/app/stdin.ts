@@ -87,6 +87,30 @@ export class CommandStdin {
     return { written: data.length, closed: close, totalWritten: this.total };
   }
 
+  /**
+   * The runner detaches (it stops; the command goes on). A FIFO's queued bytes are flushed into the
+   * FIFO first, for at most `timeoutMs` (the command must read to make room), then this end is closed:
+   * the init's writer keeps the command from reading end-of-file. Answers how many accepted bytes
+   * could not be flushed (lost with this process). A plain pipe is dropped at once (its command
+   * reads end-of-file whatever is done).
+   */
+  async detach(timeoutMs: number): Promise<number> {
+    const s = this.stream;
+    if (!s || !this.hooks.persist || s.destroyed || s.writableFinished) {
+      this.destroy('the runner detached from the command');
+      return 0;
+    }
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      s.once('close', () => (clearTimeout(timer), resolve()));
+      s.once('error', () => (clearTimeout(timer), resolve()));
+      s.end(() => (clearTimeout(timer), resolve()));
+    });
+    const left = s.writableFinished ? 0 : s.writableLength;
+    this.destroy('the runner detached from the command');
+    return left;
+  }
+
   /** Drops this runner's end (the command ended, or the runner detaches: a FIFO's init writer stays). */
   destroy(reason: string): void {
     this.markClosed(reason);

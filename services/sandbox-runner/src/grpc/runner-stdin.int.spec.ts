@@ -1,3 +1,5 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { status as grpcStatus } from '@grpc/grpc-js';
 import { unary } from '@handplane/platform';
 import { CommandState, type RunnerClient, type WriteStdinRequest, type WriteStdinResponse } from '@handplane/proto';
@@ -54,6 +56,31 @@ describe('sandbox-runner: WriteStdin (real processes)', () => {
     expect(e.code).toBe(grpcStatus.FAILED_PRECONDITION);
     expect(e.details).toMatch(/stdin is closed: closed on request/);
     expect(await writeStdin(t.client, { commandId: req.commandId, close: true })).toMatchObject({ written: 0, closed: true });
+  });
+
+  it('another sandbox cannot reach a command’s stdin: the FIFO has no name in the spool once the command runs', async () => {
+    const req = await startReady(`echo ready; read line; echo "line <$line>"`);
+    const dir = join(t.dataDir, 'commands', req.commandId);
+    expect(readdirSync(dir)).not.toContain('stdin.fifo');
+    // The runner still writes to it (through its own end).
+    await writeStdin(t.client, { commandId: req.commandId, data: Buffer.from('private\n') });
+    expect((await waitExit(t.client, req.commandId)).bytes.toString()).toBe('ready\nline <private>\n');
+  });
+
+  it.each(['unshare', 'none'])('close gives end-of-file with %s containment too (no launcher in between keeps a writer)', async (sandbox) => {
+    const own = await tempDataDir();
+    const r = await startTestRunner(t.env, own.dir, { RUNNER_SANDBOX: sandbox });
+    try {
+      const req = execRequest(`echo ready; cat; echo eof`);
+      await exec(r.client, req);
+      await waitFor(async () => (await status(r.client, req.commandId)).outputBytes > 0, 10_000, 'ready');
+      await writeStdin(r.client, { commandId: req.commandId, data: Buffer.from('x\n'), close: true });
+      const { bytes, exit } = await waitExit(r.client, req.commandId);
+      expect({ out: bytes.toString(), code: exit.exitCode }).toEqual({ out: 'ready\nx\neof\n', code: 0 });
+    } finally {
+      await r.stop();
+      await own.remove();
+    }
   });
 
   it('refuses a stale generation or another task: nothing reaches the command', async () => {

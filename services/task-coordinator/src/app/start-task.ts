@@ -48,7 +48,7 @@ export async function startTask(d: Deps, req: StartTaskRequest): Promise<Reply> 
   if (!budgetsSet(d.settings.budgets)) return register(d, req, taskId, timeoutMs);
   // With budgets, a tenant's starts go one at a time (across coordinators: an advisory lock), and
   // each waits until the read model shows its registration, so the next check counts it.
-  return underLock(d.lockPool ?? d.pool, `budget:${req.tenant}`, async () => {
+  const registerChecked = async () => {
     // A retried request answers its task whatever the budgets say now (the decider still refuses a
     // different task under the same request id); only a new task is counted.
     if (!(await d.tasks.load(taskId)).registered) await checkStartBudget(d, req.tenant, req.conversationId);
@@ -57,11 +57,18 @@ export async function startTask(d: Deps, req: StartTaskRequest): Promise<Reply> 
       throw new Unavailable(`task ${taskId} is registered but the tasks read model does not show it yet; budgets cannot be checked for the next start`);
     }
     return r;
-  });
+  };
+  return underLock(d.lockPool ?? d.pool, `budget:${req.tenant}`, registerChecked, BUDGET_LOCK);
 }
 
 /** How long a start under budgets waits for the read model to show it. */
 const BUDGET_PROJECTION_WAIT_MS = 10_000;
+/**
+ * A tenant's starts under budgets: at most 64 queued per coordinator, and a start whose turn comes
+ * after 8 s is refused unregistered (callers' RPC timeouts are 10–15 s: it must not register after
+ * its caller gave up and may have retried under another request id).
+ */
+const BUDGET_LOCK = { maxWaiting: 64, maxWaitMs: 8_000 };
 
 async function register(d: Deps, req: StartTaskRequest, taskId: string, timeoutMs: number): Promise<Reply> {
   const commandId = commandIdFor(taskId, FIRST_ATTEMPT);

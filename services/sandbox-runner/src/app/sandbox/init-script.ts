@@ -17,11 +17,13 @@
  * fd 4 is the status file: `exit <code>` or `signal <number>` once the command and everything it
  * left behind are gone. stdout and stderr are the raw output files; both fds are close-on-exec so
  * the command never sees them.
- * stdin: fd 0 is the read end of the command's stdin FIFO (the command inherits it), and fd 5, when
- * open, is the same FIFO opened read-write: a writer the init holds (close-on-exec) so the command
- * does not read end-of-file while no runner holds the FIFO open (a runner restart). SIGWINCH
- * (never forwarded to the command) makes the init drop it: the runner sends it when stdin is closed
- * on request, and the command reads end-of-file once the runner's own end is closed too.
+ * stdin: fd 0 is the command's stdin (it inherits it). With the mode `ns+hold` / `group+hold`, fd 0
+ * is the read end of a FIFO, and the init opens it again read-write through /proc/self/fd/0 before
+ * it starts the command: a writer only the init holds (close-on-exec, so neither the command nor a
+ * launcher in between keeps one), so the command does not read end-of-file while no runner holds
+ * the FIFO open (a runner restart). SIGWINCH (never forwarded to the command) makes the init drop
+ * it: the runner sends it when stdin is closed on request, and the command reads end-of-file once
+ * the runner's own end is closed too.
  *
  * Safety: `kill(-1, …)` reaches every process the caller may signal. It is used only in "ns" mode,
  * and "ns" mode refuses to run unless this process is pid 1 (of the new namespace).
@@ -33,7 +35,6 @@ open(my $st, '+<&=', 4) or exit 120;
 fcntl($ctl, $F_SETFD, $FD_CLOEXEC);
 fcntl($st, $F_SETFD, $FD_CLOEXEC);
 my $hold;
-if (open($hold, '+<&=', 5)) { fcntl($hold, $F_SETFD, $FD_CLOEXEC) } else { undef $hold }
 $SIG{WINCH} = sub { if ($hold) { close($hold); undef $hold } };
 sub tell_runner { syswrite($ctl, $_[0]) }
 sub fail { tell_runner("err $_[0]\n"); exit 121 }
@@ -51,7 +52,12 @@ $hdr .= read_exact(1) while $hdr !~ /\n\z/ && length($hdr) < 20;
 fail('bad launch request') unless $hdr =~ /\A(\d+)\n\z/;
 my @f = split(/\0/, read_exact($1), -1);
 my $mode = shift @f;
-fail('bad mode') unless defined $mode && ($mode eq 'ns' || $mode eq 'group');
+fail('bad mode') unless defined $mode && $mode =~ /\A(ns|group)(\+hold)?\z/;
+$mode = $1;
+if ($2) {
+  open($hold, '+<', '/proc/self/fd/0') or fail("cannot hold the stdin FIFO: $!");
+  fcntl($hold, $F_SETFD, $FD_CLOEXEC);
+}
 fail('ns mode needs pid 1 of a new PID namespace') if $mode eq 'ns' && $$ != 1;
 my @cg = splice(@f, 0, shift(@f));
 my @env = splice(@f, 0, shift(@f));
@@ -102,7 +108,7 @@ export function parseStatus(text: string): { exitCode: number | null; signal: nu
 }
 
 /** The launch request sent on fd 3 (see INIT_SCRIPT). */
-export function encodeLaunchRequest(mode: 'ns' | 'group', cgroupProcs: readonly string[], env: Readonly<Record<string, string>>, argv: readonly string[]): Buffer {
+export function encodeLaunchRequest(mode: 'ns' | 'group' | 'ns+hold' | 'group+hold', cgroupProcs: readonly string[], env: Readonly<Record<string, string>>, argv: readonly string[]): Buffer {
   const entries = Object.entries(env).map(([k, v]) => `${k}=${v}`);
   const fields = [mode, String(cgroupProcs.length), ...cgroupProcs, String(entries.length), ...entries, ...argv];
   const payload = Buffer.from(fields.join('\0'), 'utf8');

@@ -18,8 +18,8 @@ export interface LaunchSpec {
   readonly statusPath: string;
   /**
    * The command's stdin FIFO (made by the caller): its read end becomes the command's fd 0 and the
-   * init holds a writer (fd 5) until told to drop it. Absent: stdin is a pipe held by this process
-   * (`child.stdin`), closed when this process ends.
+   * init holds a writer of its own until told to drop it (see INIT_SCRIPT). Absent, or when the FIFO
+   * cannot be opened: stdin is a pipe held by this process (`child.stdin`), closed when it ends.
    */
   readonly stdinFifo?: string;
   readonly cgroup: CommandCgroup | null;
@@ -31,6 +31,8 @@ export interface Launched {
   readonly record: SandboxRecord;
   /** What the init could not do (join a cgroup): logged, never fatal. */
   readonly warnings: readonly string[];
+  /** How stdin was given: the FIFO (the init holds a writer), or a pipe (`child.stdin`). */
+  readonly stdin: 'fifo' | 'pipe';
 }
 
 /** The launch failed before the command ran; `child` (if any) is gone or going. */
@@ -57,22 +59,45 @@ export function launchArgv(host: SandboxHost, cwd: string): string[] {
 export async function launchSandbox(host: SandboxHost, spec: LaunchSpec, timeoutMs = 10_000): Promise<Launched> {
   const argv = launchArgv(host, spec.cwd);
   const fds = [openSync(spec.stdoutPath, 'a', 0o600), openSync(spec.stderrPath, 'a', 0o600), openSync(spec.statusPath, 'w+', 0o600)];
+  // With a FIFO: read-write first (Linux opens a FIFO so without waiting), so that the read-only open
+  // finds a writer and does not block either. Only the read end goes to the launcher; this process
+  // keeps the read-write one until the init holds its own writer (its `ok`), so the command can never
+  // see end-of-file in between. A FIFO that cannot be opened falls back to a pipe.
+  const fifo = spec.stdinFifo ? openFifo(spec.stdinFifo) : null;
   let child: ChildProcess;
   try {
-    // With a FIFO: read-write first (Linux opens a FIFO so without waiting), so that the read-only
-    // open finds a writer and does not block either. Both go to the launcher; this process keeps
-    // neither (its writer is opened once the command runs).
-    const hold = spec.stdinFifo ? openSync(spec.stdinFifo, 'r+') : null;
-    if (hold !== null) fds.push(hold);
-    const read = spec.stdinFifo ? openSync(spec.stdinFifo, 'r') : null;
-    if (read !== null) fds.push(read);
-    // Without one, stdin is a pipe this runner holds the write end of (WriteStdin); the command reads
-    // end-of-file once it is closed on request, or when this runner process ends.
-    const stdio = read !== null && hold !== null ? [read, fds[0], fds[1], 'pipe', fds[2], hold] : ['pipe', fds[0], fds[1], 'pipe', fds[2]];
+    // Without a FIFO, stdin is a pipe this runner holds the write end of (WriteStdin); the command
+    // reads end-of-file once it is closed on request, or when this runner process ends.
+    const stdio = fifo ? [fifo.read, fds[0], fds[1], 'pipe', fds[2]] : ['pipe', fds[0], fds[1], 'pipe', fds[2]];
     child = spawn(argv[0], argv.slice(1), { cwd: spec.cwd, env: LAUNCHER_ENV, detached: true, stdio: stdio as ('pipe' | number)[] });
+  } catch (e) {
+    if (fifo) closeSync(fifo.hold);
+    throw e;
   } finally {
     for (const fd of fds) closeSync(fd);
+    if (fifo) closeSync(fifo.read);
   }
+  try {
+    return await started(host, spec, child, fifo !== null, timeoutMs);
+  } finally {
+    if (fifo) closeSync(fifo.hold);
+  }
+}
+
+/** The two ends of the stdin FIFO this process opens for the launch, or null (then stdin is a pipe). */
+function openFifo(path: string): { hold: number; read: number } | null {
+  let hold: number | null = null;
+  try {
+    hold = openSync(path, 'r+');
+    return { hold, read: openSync(path, 'r') };
+  } catch {
+    if (hold !== null) closeSync(hold);
+    return null;
+  }
+}
+
+/** Sends the launch request and waits for the init's answer (the command runs). */
+async function started(host: SandboxHost, spec: LaunchSpec, child: ChildProcess, fifo: boolean, timeoutMs: number): Promise<Launched> {
   const ctl = child.stdio[3] as Socket | null;
   if (!ctl || child.pid === undefined) throw new LaunchFailed('the sandbox launcher could not be spawned', child);
   // The init waits for the launch request before it starts the command, so it is found (and its
@@ -84,7 +109,7 @@ export async function launchSandbox(host: SandboxHost, spec: LaunchSpec, timeout
     throw new LaunchFailed('the sandbox init vanished before it was sent the command', child);
   }
   const mode = host.kind === 'none' ? 'group' : 'ns';
-  ctl.write(encodeLaunchRequest(mode, spec.cgroup?.procsFiles ?? [], spec.env, [host.bin.bash, '-c', spec.command]));
+  ctl.write(encodeLaunchRequest(fifo ? `${mode}+hold` : mode, spec.cgroup?.procsFiles ?? [], spec.env, [host.bin.bash, '-c', spec.command]));
   const reply = await handshake(child, ctl, timeoutMs);
   if (!Number.isSafeInteger(reply.commandPid) || reply.commandPid <= 1 || (found.ns !== null && reply.nsInode !== found.ns)) {
     child.kill('SIGKILL');
@@ -99,7 +124,7 @@ export async function launchSandbox(host: SandboxHost, spec: LaunchSpec, timeout
     commandPgid: reply.commandPid,
     cgroups: spec.cgroup?.dirs ?? [],
   };
-  return { child, record, warnings: reply.warnings };
+  return { child, record, warnings: reply.warnings, stdin: fifo ? 'fifo' : 'pipe' };
 }
 
 interface Reply {
