@@ -50,6 +50,9 @@ export async function startStack(env: Record<string, string> = {}, opts: { repli
   child.on('exit', () => (exited = true));
   const baseUrl = `http://127.0.0.1:${ports.GATEWAY_PORT}`;
   const baseUrls = [baseUrl, ...Array.from({ length: replicas - 1 }, (_, i) => `http://127.0.0.1:${ports[`GATEWAY_PORT_${i + 2}`]}`)];
+  const readyUrls = Object.entries(ports)
+    .filter(([name]) => name !== 'RUNNER_PORT')
+    .map(([, port]) => `http://127.0.0.1:${port}`);
   const stop = async () => {
     if (!exited) {
       child.kill('SIGTERM');
@@ -72,12 +75,14 @@ export async function startStack(env: Record<string, string> = {}, opts: { repli
     await waitFor(
       async () => {
         if (exited) throw new Error(`the stack exited:\n${logs.slice(-40).join('\n')}`);
-        const ready = await Promise.all(baseUrls.map((u) => fetch(`${u}/readyz`).then((r) => r.status === 200).catch(() => false)));
+        // Every service of every replica, not only the gateways: a test that starts a command at once
+        // must not meet a coordinator that is still starting (no responders: 503).
+        const ready = await Promise.all(readyUrls.map((u) => fetch(`${u}/readyz`).then((r) => r.status === 200).catch(() => false)));
         return ready.every(Boolean);
       },
       // Every instance starts at once: on a loaded 2-core machine that takes a while.
       60_000 * replicas,
-      'the gateway to be ready',
+      'every service to be ready',
       200,
     );
   } catch (e) {
