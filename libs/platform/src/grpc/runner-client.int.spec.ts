@@ -158,6 +158,36 @@ describe('RunnerClients after a runner was unreachable', () => {
     }
   }, 60_000);
 
+  it('replaces a stalled channel even when calls come only every few seconds (a caller backing off between retries)', async () => {
+    const clients = new RunnerClients(undefined, undefined, { connectTimeoutMs: 1500 });
+    try {
+      await expect(list(clients, 10_000)).resolves.toMatchObject({ runnerId: 'proxied' });
+      proxy.cut();
+      const held = proxy.heldCount;
+      await waitFor(
+        async () => {
+          await list(clients, 300).catch(() => undefined);
+          return proxy.heldCount > held || undefined;
+        },
+        10_000,
+        'a connect held by the cut',
+        50,
+      );
+      proxy.heal();
+      // Sparse retries, as the ingestor's backoff makes them: the stall must still be counted from
+      // when it was first seen, or the channel that waits for its held connect is never replaced.
+      let answered = false;
+      for (let i = 0; i < 6 && !answered; i++) {
+        answered = (await list(clients, 300).catch(() => undefined))?.runnerId === 'proxied';
+        if (!answered) await new Promise((r) => setTimeout(r, 2500));
+      }
+      expect(answered).toBe(true);
+      expect(clients.replaced).toBeGreaterThanOrEqual(1);
+    } finally {
+      clients.close();
+    }
+  }, 60_000);
+
   it('keeps a working channel: no replacement while calls succeed', async () => {
     // Short, but longer than a loaded machine's connect through the proxy (the watchdog fails calls waiting longer).
     const clients = new RunnerClients(undefined, undefined, { connectTimeoutMs: 1000 });

@@ -60,8 +60,6 @@ interface Cached {
   readonly client: RunnerClient;
   /** Monotonic time since which the channel was seen neither READY nor IDLE (null: it was, last time looked). */
   notReadySince: number | null;
-  /** When the state was last looked at: a not-ready state seen after a long gap counts from now, not from before the gap. */
-  sampledAt: number;
   /** Calls made on this channel that have not ended yet (the watchdog fails them when it replaces the channel). */
   readonly calls: Set<InterceptingCall>;
 }
@@ -101,7 +99,7 @@ export class RunnerClients {
     if (cached && !this.stalled(address, cached)) return cached.client;
     const calls = new Set<InterceptingCall>();
     const client = new RunnerClient(address, clientCredentials(address, this.tls), { ...GRPC_KEEPALIVE, interceptors: [this.interceptor, trackCalls(calls)] });
-    this.clients.set(address, { client, notReadySince: null, sampledAt: performance.now(), calls });
+    this.clients.set(address, { client, notReadySince: null, calls });
     this.watchdog ??= setInterval(() => this.watch(), Math.min(WATCHDOG_EVERY_MS, this.connectTimeoutMs)).unref();
     return client;
   }
@@ -109,15 +107,14 @@ export class RunnerClients {
   /** True (and the channel replaced: closed, its waiting calls failed) when it stalled; updates its clock. */
   private stalled(address: string, cached: Cached): boolean {
     const now = performance.now();
-    const gap = now - cached.sampledAt;
-    cached.sampledAt = now;
     const state = cached.client.getChannel().getConnectivityState(false);
     if (state === ConnectivityState.READY || state === ConnectivityState.IDLE) {
       cached.notReadySince = null;
       return false;
     }
-    // Unobserved for a while (no call, no watchdog pass with calls): what it did meanwhile is unknown.
-    if (gap > 2 * WATCHDOG_EVERY_MS) cached.notReadySince = now;
+    // Counted from the first time it was seen not ready, however long ago: a channel whose connect
+    // hangs is never seen READY in between (restarting the clock after a quiet gap kept such a
+    // channel alive through the retries of the full chaos run's 90 s cut).
     cached.notReadySince ??= now;
     const stalledMs = now - cached.notReadySince;
     if (state !== ConnectivityState.SHUTDOWN && stalledMs < this.connectTimeoutMs) return false;
