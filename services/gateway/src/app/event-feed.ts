@@ -1,3 +1,4 @@
+import { LIVE_CONSUME } from '@handplane/platform';
 import { DeliverPolicy, type ConsumerMessages } from '@nats-io/jetstream';
 import { Unavailable, ValidationError } from '@handplane/kernel';
 import { decodeConversationEvent, type Topology } from '@handplane/contracts';
@@ -44,7 +45,9 @@ export async function openConversationFeed(nats: Nats, t: Topology, conversation
       ...(after > 0 ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: after + 1 } : { deliver_policy: DeliverPolicy.All }),
       inactive_threshold: INACTIVE_MS,
     });
-    iter = await consumer.consume({ max_messages: 256 });
+    // Re-pulls every 3 s (LIVE_CONSUME): with the default 30 s expiry a pull whose heartbeats were
+    // missed under load, or across a NATS restart, left the stream silent for up to 45 s.
+    iter = await consumer.consume({ ...LIVE_CONSUME, max_messages: 256 });
   } catch (cause) {
     throw new Unavailable('cannot read the conversation events', { cause });
   }

@@ -1,3 +1,4 @@
+import { LIVE_CONSUME } from '@handplane/platform';
 import { DeliverPolicy, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
 import { Unavailable, ValidationError } from '@handplane/kernel';
 import type { Topology } from '@handplane/contracts';
@@ -43,7 +44,8 @@ export async function openOutputFeed(nats: Nats, t: Topology, commandId: string,
   let consumer: Awaited<ReturnType<Nats['js']['consumers']['get']>>;
   try {
     consumer = await nats.js.consumers.get(t.streams.LOGS, { filter_subjects: t.log(commandId), deliver_policy: DeliverPolicy.All, inactive_threshold: INACTIVE_MS });
-    iter = await consumer.consume({ max_messages: 64 });
+    // Re-pulls every 3 s (LIVE_CONSUME), as the event feed does.
+    iter = await consumer.consume({ ...LIVE_CONSUME, max_messages: 64 });
   } catch (cause) {
     throw new Unavailable('cannot read the output log', { cause });
   }

@@ -22,11 +22,16 @@ function typeOf(data: Uint8Array): string {
 
 function convProjection(t: Topology, name: string, tables: string[], types: string[], apply: Apply): Projection {
   const relevant = new Set(types);
+  // CONV carries every byte of live output: a message that does not even mention one of the types
+  // is skipped without parsing it (a mention, say inside some output text, is parsed and checked).
+  const markers = types.map((x) => Buffer.from(`"${x}"`));
   return {
     name,
     stream: t.streams.CONV,
     tables,
     async apply(c, m) {
+      const bytes = Buffer.from(m.data.buffer, m.data.byteOffset, m.data.byteLength);
+      if (!markers.some((mk) => bytes.includes(mk))) return;
       if (!relevant.has(typeOf(m.data))) return;
       // The subject names the aggregate: `[<prefix>.]conv.<conversationId>`.
       await apply(c, m.subject.slice(m.subject.lastIndexOf('.') + 1), m.seq, decodeConversationEvent(m.data));
