@@ -83,7 +83,7 @@ describe('web console (e2e, headless Chromium)', () => {
     // The finished task wakes the agent as bob; the todo completes and the turn ends.
     await agentTask.locator('[data-testid="task-status"][data-state="succeeded"]').waitFor({ timeout: 30_000 });
     // The task card says how it ended (issue 10.4).
-    await agentTask.getByTestId('task-receipt').filter({ hasText: 'exited with code 0' }).waitFor({ timeout: 15_000 });
+    await agentTask.getByTestId('task-receipt').filter({ hasText: 'exited with code 0' }).waitFor({ timeout: 45_000 });
     await alice.locator('[data-testid="todo"][data-status="completed"]').filter({ hasText: 'sleep 3; echo done-by-bob' }).waitFor({ timeout: 30_000 });
     await alice.locator('[data-testid="run-status"][data-status="idle"]').waitFor({ timeout: 30_000 });
     await alice.getByTestId('system-note').filter({ hasText: 'Agent\'s turn for bob (a task finished)' }).waitFor();
@@ -200,7 +200,7 @@ describe('web console (e2e, headless Chromium)', () => {
     await row(alice, longTask).locator('[data-testid="task-result"][data-state="readable"], [data-testid="task-result"][data-state="delivered"]').waitFor({ timeout: 15_000 });
     expect(await row(alice, longTask).getByTestId('stop-task').count()).toBe(0);
     // Its receipt names the signal and who asked, on both pages (from the event stream and from the API).
-    for (const page of [alice, bob]) await row(page, longTask).getByTestId('task-receipt').filter({ hasText: /killed by SIG(TERM|KILL) at the request of user bob/ }).waitFor({ timeout: 15_000 });
+    for (const page of [alice, bob]) await row(page, longTask).getByTestId('task-receipt').filter({ hasText: /killed by SIG(TERM|KILL) at the request of user bob/ }).waitFor({ timeout: 45_000 });
   });
 
   it('follows the log of a background task live: output written after the window shows without a refresh', async () => {
