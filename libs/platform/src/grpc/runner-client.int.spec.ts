@@ -118,6 +118,21 @@ describe('RunnerClients after a runner was unreachable', () => {
     }
   }, 60_000);
 
+  /** Cuts the runner off and calls until the channel's reconnect is one the proxy holds (a connect into the void). */
+  const cutUntilHeld = async (clients: RunnerClients) => {
+    proxy.cut();
+    const held = proxy.heldCount;
+    await waitFor(
+      async () => {
+        await list(clients, 300).catch(() => undefined);
+        return proxy.heldCount > held || undefined;
+      },
+      10_000,
+      'a connect held by the cut',
+      50,
+    );
+  };
+
   /** A ReadLog follow stream (no deadline, as the ingestor's): its chunks' bytes, or its error. */
   const readLog = (clients: RunnerClients) =>
     new Promise<string>((resolve, reject) => {
@@ -132,18 +147,8 @@ describe('RunnerClients after a runner was unreachable', () => {
     const clients = new RunnerClients(undefined, undefined, { connectTimeoutMs: 1500 });
     try {
       await expect(readLog(clients)).resolves.toBe('log of c1');
-      proxy.cut();
       // The channel reconnects into the void: its connect is held and never completes.
-      const held = proxy.heldCount;
-      await waitFor(
-        async () => {
-          await list(clients, 300).catch(() => undefined);
-          return proxy.heldCount > held || undefined;
-        },
-        10_000,
-        'a connect held by the cut',
-        50,
-      );
+      await cutUntilHeld(clients);
       const started = Date.now();
       const waiting = readLog(clients);
       proxy.heal();
@@ -162,17 +167,7 @@ describe('RunnerClients after a runner was unreachable', () => {
     const clients = new RunnerClients(undefined, undefined, { connectTimeoutMs: 1500 });
     try {
       await expect(list(clients, 10_000)).resolves.toMatchObject({ runnerId: 'proxied' });
-      proxy.cut();
-      const held = proxy.heldCount;
-      await waitFor(
-        async () => {
-          await list(clients, 300).catch(() => undefined);
-          return proxy.heldCount > held || undefined;
-        },
-        10_000,
-        'a connect held by the cut',
-        50,
-      );
+      await cutUntilHeld(clients);
       proxy.heal();
       // Sparse retries, as the ingestor's backoff makes them: the stall must still be counted from
       // when it was first seen, or the channel that waits for its held connect is never replaced.
